@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# Install the build/test tooling for doom-loop (Rust + wasm + JS runtimes).
+#
+# Idempotent and fast when everything is already in place. Installs into the
+# project where possible:
+#   .tools/bin/wasm-bindgen      wasm-bindgen-cli, exact version from Cargo.lock
+#   node_modules/                npm devDependencies from package-lock.json (npm ci)
+#   .tools/bin/{bun,deno,workerd,wasm-opt}  symlinks to the binaries inside node_modules
+# and system-wide (needs root or sudo):
+#   rustup target wasm32-unknown-unknown
+#   Debian chromium + chromium-driver (apt)
+#
+# Usage: scripts/install-tools.sh [STEP...]
+#   STEP is any of: rust wasm-bindgen npm chromium   (default: all of them)
+#
+# Notes (see scripts/RUNTIMES.md for the details):
+# * npm install scripts are never run (npm ci --ignore-scripts): the
+#   platform binaries ship inside optional-dependency packages
+#   (@deno/linux-x64-glibc, @oven/bun-linux-x64, @cloudflare/workerd-linux-64,
+#   @esbuild/linux-x64, @rolldown/binding-linux-x64-gnu, @img/sharp-linux-x64)
+#   and the deno/workerd/esbuild launchers find them by themselves.
+#   Only bun's launcher (node_modules/bun/bin/bun.exe) is a placeholder that
+#   its postinstall replaces; this script does that step itself by running
+#   `node node_modules/bun/install.js`, which just moves/hardlinks the binary
+#   out of @oven/bun-linux-x64 (it would only download if that package were
+#   missing). .tools/bin/bun points at the real binary either way.
+# * wrangler is pinned to 4.86.0 / miniflare to 4.20260426.0: the newest ones
+#   need Node >= 22 (wrangler refuses to start on Node 20) and would pull a
+#   second workerd binary. vite is pinned to 8.3.8: 8.4.x lists an optional
+#   dependency the registry does not serve, which makes `npm ci` refuse the lock.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TOOLS="$ROOT/.tools"
+cd "$ROOT"
+
+log()  { printf '[install-tools] %s\n' "$*" >&2; }
+die()  { printf '[install-tools] ERROR: %s\n' "$*" >&2; exit 1; }
+took() { log "$1 done in $(( SECONDS - $2 ))s"; }
+
+want() {  # want STEP -> true if STEP was requested (or no steps were given)
+  [ "${#STEPS[@]}" -eq 0 ] && return 0
+  local s; for s in "${STEPS[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1
+}
+STEPS=("$@")
+for s in "${STEPS[@]}"; do
+  case "$s" in rust|wasm-bindgen|npm|chromium) ;; *) die "unknown step '$s' (expected: rust wasm-bindgen npm chromium)";; esac
+done
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"
+  elif command -v sudo >/dev/null 2>&1; then sudo "$@"
+  else die "need root (or sudo) for: $*"; fi
+}
+
+T_ALL=$SECONDS
+mkdir -p "$TOOLS/bin"
+
+# ---------------------------------------------------------------- rust target
+if want rust; then
+  t=$SECONDS
+  if rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+    log "rust: wasm32-unknown-unknown already installed"
+  else
+    command -v rustup >/dev/null 2>&1 || die "rustup not found; cannot add wasm32-unknown-unknown"
+    log "rust: rustup target add wasm32-unknown-unknown"
+    rustup target add wasm32-unknown-unknown
+    took "rust target" "$t"
+  fi
+fi
+
+# --------------------------------------------------------------- wasm-bindgen
+if want wasm-bindgen; then
+  t=$SECONDS
+  [ -f Cargo.lock ] || die "Cargo.lock not found in $ROOT; run 'cargo generate-lockfile' (the wasm crate must depend on wasm-bindgen) first"
+  # Version(s) of the [[package]] named exactly "wasm-bindgen" in Cargo.lock.
+  WB_VERSIONS="$(awk '
+    /^\[\[package\]\]/ { inpkg = 0 }
+    /^name = "wasm-bindgen"$/ { inpkg = 1; next }
+    inpkg && /^version = / { gsub(/"/, "", $3); print $3; inpkg = 0 }
+  ' Cargo.lock | sort -u)"
+  [ -n "$WB_VERSIONS" ] || die "Cargo.lock has no 'wasm-bindgen' package; add wasm-bindgen to wasm/Cargo.toml and run 'cargo generate-lockfile'"
+  [ "$(printf '%s\n' "$WB_VERSIONS" | wc -l)" -eq 1 ] || die "Cargo.lock has several wasm-bindgen versions ($(echo $WB_VERSIONS)); the CLI must match exactly one"
+  WB_VERSION="$WB_VERSIONS"
+  have="$("$TOOLS/bin/wasm-bindgen" --version 2>/dev/null || true)"
+  if [ "$have" = "wasm-bindgen $WB_VERSION" ]; then
+    log "wasm-bindgen: $have already in .tools/bin"
+  else
+    log "wasm-bindgen: ${have:-not installed}; installing wasm-bindgen-cli $WB_VERSION (cargo install, ~5 min on 2 cores)"
+    # --locked uses wasm-bindgen-cli's own Cargo.lock. If the registry lacks a
+    # version locked there (seen: 0.2.130 locks webpki-roots 1.0.11, which the
+    # registry reachable here does not serve), retry once without --locked:
+    # the CLI version stays exact, only its dependencies are resolved afresh.
+    ilog="$TOOLS/cargo-install.log"
+    set +e
+    cargo install --locked --root "$TOOLS" wasm-bindgen-cli --version "=$WB_VERSION" --force 2>&1 | tee "$ilog" >&2
+    rc=${PIPESTATUS[0]}
+    set -e
+    if [ "$rc" -ne 0 ]; then
+      if grep -qE 'failed to select a version|could not find .* in registry|no matching package' "$ilog"; then
+        log "wasm-bindgen: WARNING: wasm-bindgen-cli $WB_VERSION's Cargo.lock does not resolve against this registry; retrying WITHOUT --locked"
+        cargo install --root "$TOOLS" wasm-bindgen-cli --version "=$WB_VERSION" --force
+      else
+        die "cargo install wasm-bindgen-cli $WB_VERSION failed (log: $ilog)"
+      fi
+    fi
+    have="$("$TOOLS/bin/wasm-bindgen" --version)"
+    [ "$have" = "wasm-bindgen $WB_VERSION" ] || die "installed wasm-bindgen reports '$have', expected $WB_VERSION"
+    took "wasm-bindgen-cli $WB_VERSION" "$t"
+  fi
+fi
+
+# ------------------------------------------------------------------------ npm
+npm_platform() {  # sets DENO_PKG BUN_PKG WORKERD_PKG for this machine
+  case "$(uname -m)" in
+    x86_64)  DENO_PKG=@deno/linux-x64-glibc;   BUN_PKG=@oven/bun-linux-x64;     WORKERD_PKG=@cloudflare/workerd-linux-64 ;;
+    aarch64) DENO_PKG=@deno/linux-arm64-glibc; BUN_PKG=@oven/bun-linux-aarch64; WORKERD_PKG=@cloudflare/workerd-linux-arm64 ;;
+    *) die "unsupported machine $(uname -m)";;
+  esac
+}
+
+link_tool() {  # link_tool NAME TARGET  -> .tools/bin/NAME -> TARGET (absolute)
+  [ -x "$2" ] || die "expected executable $2 (from npm) is missing"
+  ln -sfn "$2" "$TOOLS/bin/$1"
+}
+
+if want npm; then
+  t=$SECONDS
+  command -v npm >/dev/null 2>&1 || die "npm not found"
+  [ -f package-lock.json ] || die "package-lock.json missing; generate it with 'npm install' and commit it"
+  stamp="node_modules/.install-tools.stamp"
+  want_stamp="$(cat package.json package-lock.json | sha256sum | cut -d' ' -f1) $(node --version)"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want_stamp" ] && [ -f node_modules/.package-lock.json ]; then
+    log "npm: node_modules up to date with package-lock.json"
+  else
+    log "npm: npm ci --ignore-scripts (install scripts are not needed, see header)"
+    npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+    took "npm ci" "$t"
+  fi
+
+  npm_platform
+  # bun: the npm launcher is a placeholder until bun's postinstall has run.
+  if ! node_modules/.bin/bun --version >/dev/null 2>&1; then
+    [ -x "node_modules/$BUN_PKG/bin/bun" ] || die "node_modules/$BUN_PKG/bin/bun missing (optional dependency not installed?)"
+    log "npm: bun launcher is a placeholder; running node_modules/bun/install.js (local move of $BUN_PKG/bin/bun)"
+    (cd node_modules/bun && node install.js)
+  fi
+  if [ -x "node_modules/$BUN_PKG/bin/bun" ]; then bun_bin="$ROOT/node_modules/$BUN_PKG/bin/bun"
+  else bun_bin="$ROOT/node_modules/bun/bin/bun.exe"; fi
+  link_tool bun      "$bun_bin"
+  link_tool deno     "$ROOT/node_modules/$DENO_PKG/deno"
+  link_tool workerd  "$ROOT/node_modules/$WORKERD_PKG/bin/workerd"
+  link_tool wasm-opt "$ROOT/node_modules/binaryen/bin/wasm-opt"
+
+  # Verify every binary actually starts.
+  for cmd in "npx --no-install bun --version" "npx --no-install deno --version" \
+             "node_modules/.bin/wasm-opt --version" "node_modules/.bin/workerd --version" \
+             "$TOOLS/bin/bun --version" "$TOOLS/bin/deno --version"; do
+    out="$($cmd 2>&1)" || die "'$cmd' failed: $out"
+    log "npm:   $cmd -> ${out%%$'\n'*}"
+  done
+  node -e "require('miniflare'); require('playwright-core')" || die "miniflare/playwright-core do not load"
+  echo "$want_stamp" > "$stamp"
+  took "npm step" "$t"
+fi
+
+# ------------------------------------------------------------------- chromium
+if want chromium; then
+  t=$SECONDS
+  if dpkg-query -W -f='${Status}\n' chromium chromium-driver 2>/dev/null | grep -c '^install ok installed$' | grep -qx 2; then
+    log "chromium: chromium + chromium-driver already installed"
+  else
+    export DEBIAN_FRONTEND=noninteractive
+    if ! dpkg-query -W -f='${Status}' chromium 2>/dev/null | grep -q 'install ok installed'; then
+      log "chromium: apt-get update"
+      as_root apt-get update -qq
+    fi
+    log "chromium: apt-get install chromium chromium-driver"
+    as_root apt-get install -y -qq chromium chromium-driver >/dev/null
+    took "chromium" "$t"
+  fi
+  log "chromium: $(/usr/bin/chromium --version 2>/dev/null || echo 'NOT WORKING')"
+  log "chromium: launch flags: --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update --disable-sync --no-first-run"
+fi
+
+log "all requested steps done in $(( SECONDS - T_ALL ))s"

@@ -1,0 +1,61 @@
+//! Fingerprints: lowercase hex SHA-256 of canonical JSON.
+//!
+//! The cross-port contract: a tool call's fingerprint is
+//! `sha256(utf8(toolName + "\n" + jcs(keyMaterial)))`, bare key material's
+//! is `sha256(utf8(jcs(keyMaterial)))`. The reference encodes with
+//! `TextEncoder`, so a lone surrogate in a *tool name* is hashed as U+FFFD;
+//! canonical JSON is always well-formed (it escapes lone surrogates).
+
+use crate::canonical::canonicalize_into;
+use crate::error::Result;
+use crate::js_string::JsString;
+use crate::json::Value;
+use sha2::{Digest, Sha256};
+
+/// The reference's `fingerprintToolCall`.
+///
+/// # Errors
+/// Whatever [`crate::canonicalize`] rejects.
+///
+/// ```
+/// use doom_loop::{fingerprint_tool_call, json::parse, JsString};
+/// let fp = fingerprint_tool_call(&JsString::from("list_tasks"), &parse("{}").unwrap()).unwrap();
+/// assert_eq!(fp, "b84a3e324e9dc95335f72cfee5e5898465349be72cb1348fe7927c49c8d65d92");
+/// ```
+pub fn fingerprint_tool_call(tool_name: &JsString, key_material: &Value) -> Result<String> {
+    let mut text = String::with_capacity(tool_name.as_bytes().len() + 64);
+    text.push_str(&tool_name.to_utf8_lossy());
+    text.push('\n');
+    canonicalize_into(key_material, &mut text)?;
+    Ok(sha256_hex(text.as_bytes()))
+}
+
+/// The reference's `fingerprintKeyMaterial`.
+///
+/// # Errors
+/// Whatever [`crate::canonicalize`] rejects.
+pub fn fingerprint_key_material(key_material: &Value) -> Result<String> {
+    let mut text = String::new();
+    canonicalize_into(key_material, &mut text)?;
+    Ok(sha256_hex(text.as_bytes()))
+}
+
+/// Fingerprint of a string used as key material, without building a
+/// [`Value`] (the text-streak path hashes whole responses).
+pub fn fingerprint_string(s: &JsString) -> String {
+    let mut text = String::with_capacity(s.as_bytes().len() + 2);
+    crate::json::write_json_string(s, &mut text);
+    sha256_hex(text.as_bytes())
+}
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut hex = String::with_capacity(64);
+    for byte in digest {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        hex.push(HEX[(byte >> 4) as usize] as char);
+        hex.push(HEX[(byte & 0x0F) as usize] as char);
+    }
+    hex
+}

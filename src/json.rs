@@ -1,0 +1,876 @@
+//! The value model and a reader and writer with `JSON.parse` /
+//! `JSON.stringify` semantics.
+//!
+//! The reference's inputs are JS values, usually straight out of
+//! `JSON.parse`. To agree with it byte for byte the model must hold what such
+//! a value holds: IEEE-754 doubles rounded as `JSON.parse` rounds them
+//! (`1e400` is `Infinity`, `-0` stays negative zero), strings with lone
+//! surrogates ([`JsString`]), objects whose duplicate keys keep the *last*
+//! value at the *first* position, `"__proto__"` as an ordinary key, and the
+//! own-property order of JS objects (array-index keys first, ascending, then
+//! insertion order). serde_json can do none of the first three.
+//!
+//! The wasm binding hands JS values over in a *lowered* form of the same
+//! syntax ([`parse_lowered`]) that adds the JS-only values key material can
+//! hold — `undefined`, `NaN`, `±Infinity`, bigints, array holes and cycles —
+//! so that canonicalization, not the binding, decides what each one means.
+//!
+//! Parsing is iterative (an explicit stack), so hostile nesting cannot
+//! overflow the call stack; it is bounded by [`MAX_PARSE_DEPTH`] because
+//! dropping and writing values recurse.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::js_string::JsString;
+
+/// Deepest nesting [`parse`] accepts. Far above the 64 levels
+/// canonicalization allows, so every value the reference can fingerprint
+/// parses; deeper input is rejected with [`ErrorKind::NestingLimit`].
+pub const MAX_PARSE_DEPTH: usize = 512;
+
+/// A JS value as the detector sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// `null`.
+    Null,
+    /// `true` / `false`.
+    Bool(bool),
+    /// A double (may be NaN, ±Infinity or -0 when lowered from JS).
+    Number(f64),
+    /// A string.
+    String(JsString),
+    /// An array.
+    Array(Vec<Value>),
+    /// An object, in JS own-property order.
+    Object(Object),
+    /// `undefined`, a function or a symbol: dropped from objects and `null`
+    /// in arrays by both `JSON.stringify` and canonicalization.
+    Undefined,
+    /// A bigint (canonicalization rejects it).
+    BigInt,
+    /// A hole of a sparse array (`[1,,3]`).
+    Hole,
+    /// A reference to an enclosing value (canonicalization rejects it).
+    Circular,
+}
+
+impl Value {
+    /// The object, if this is one.
+    pub fn as_object(&self) -> Option<&Object> {
+        match self {
+            Value::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// The string, if this is one.
+    pub fn as_js_string(&self) -> Option<&JsString> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The number, if this is one.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Number(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// JS `typeof` of the value.
+    pub fn type_of(&self) -> &'static str {
+        match self {
+            Value::Null | Value::Array(_) | Value::Object(_) | Value::Circular => "object",
+            Value::Bool(_) => "boolean",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::Undefined | Value::Hole => "undefined",
+            Value::BigInt => "bigint",
+        }
+    }
+
+    /// JS `ToBoolean`.
+    pub fn is_truthy(&self) -> bool {
+        match self {
+            Value::Null | Value::Undefined | Value::Hole => false,
+            Value::Bool(b) => *b,
+            Value::Number(n) => *n != 0.0 && !n.is_nan(),
+            Value::String(s) => !s.is_empty(),
+            Value::Array(_) | Value::Object(_) | Value::Circular => true,
+            // 0n is falsy; the lowered form does not keep a bigint's value.
+            Value::BigInt => true,
+        }
+    }
+
+    /// JS `ToNumber` (objects via their string form, so `[]` is 0, `[3]` is
+    /// 3 and `{}` is NaN; a bigint, whose value the lowered form drops, is NaN).
+    pub fn to_number(&self) -> f64 {
+        match self {
+            Value::Null => 0.0,
+            Value::Bool(b) => f64::from(u8::from(*b)),
+            Value::Number(n) => *n,
+            Value::String(s) => string_to_number(&s.to_utf8_lossy()),
+            Value::Array(items) => match items.as_slice() {
+                [] => 0.0,
+                [only] => match only {
+                    Value::Null | Value::Undefined | Value::Hole => 0.0,
+                    Value::Array(_) | Value::String(_) | Value::Number(_) => only.to_number(),
+                    _ => f64::NAN,
+                },
+                _ => f64::NAN,
+            },
+            _ => f64::NAN,
+        }
+    }
+
+    /// A property read `value[key]` as JS performs it on a value from
+    /// `JSON.parse`, prototype chain included: `"__proto__"` reads the
+    /// prototype (an object with no enumerable keys, so `{}`), and the other
+    /// names of `Object.prototype` / `Array.prototype` read functions
+    /// ([`Value::Undefined`] here). `None` means the property does not exist
+    /// (`key in value` is false).
+    pub fn get_property(&self, key: &JsString) -> Option<Value> {
+        match self {
+            Value::Object(o) => o
+                .get_js(key)
+                .cloned()
+                .or_else(|| inherited_property(key, OBJECT_PROTOTYPE)),
+            Value::Array(items) => {
+                if key == "length" {
+                    return Some(Value::Number(items.len() as f64));
+                }
+                if let Some(index) = array_index(key.as_bytes()) {
+                    return items.get(index as usize).and_then(|item| match item {
+                        Value::Hole => None,
+                        other => Some(other.clone()),
+                    });
+                }
+                inherited_property(key, ARRAY_PROTOTYPE)
+                    .or_else(|| inherited_property(key, OBJECT_PROTOTYPE))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// JS `StringToNumber`: trimmed decimal, `0x`/`0o`/`0b` integers,
+/// `Infinity`; empty is 0; anything else NaN.
+pub fn string_to_number(s: &str) -> f64 {
+    let trimmed = s.trim_matches(|c: char| crate::text::is_js_whitespace(c as u32));
+    if trimmed.is_empty() {
+        return 0.0;
+    }
+    let radix = |prefix: &[&str], radix: u32| -> Option<f64> {
+        let lower = trimmed.get(..2)?;
+        if !prefix.contains(&lower) {
+            return None;
+        }
+        let digits = &trimmed[2..];
+        if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+            return Some(f64::NAN);
+        }
+        Some(digits.chars().fold(0.0, |acc, c| {
+            acc * f64::from(radix) + f64::from(c.to_digit(radix).unwrap_or(0))
+        }))
+    };
+    if let Some(n) = radix(&["0x", "0X"], 16)
+        .or_else(|| radix(&["0o", "0O"], 8))
+        .or_else(|| radix(&["0b", "0B"], 2))
+    {
+        return n;
+    }
+    let unsigned = trimmed.trim_start_matches(['+', '-']);
+    if unsigned == "Infinity" && trimmed.len() - unsigned.len() <= 1 {
+        return if trimmed.starts_with('-') { f64::NEG_INFINITY } else { f64::INFINITY };
+    }
+    let valid = trimmed.len() - unsigned.len() <= 1
+        && !unsigned.is_empty()
+        && unsigned.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+        && unsigned.bytes().next().is_some_and(|b| b.is_ascii_digit() || b == b'.');
+    if !valid {
+        return f64::NAN;
+    }
+    trimmed.parse::<f64>().unwrap_or(f64::NAN)
+}
+
+const OBJECT_PROTOTYPE: &[&str] = &[
+    "__proto__",
+    "constructor",
+    "__defineGetter__",
+    "__defineSetter__",
+    "hasOwnProperty",
+    "__lookupGetter__",
+    "__lookupSetter__",
+    "isPrototypeOf",
+    "propertyIsEnumerable",
+    "toString",
+    "valueOf",
+    "toLocaleString",
+];
+
+const ARRAY_PROTOTYPE: &[&str] = &[
+    "at", "concat", "copyWithin", "fill", "find", "findIndex", "findLast", "findLastIndex",
+    "lastIndexOf", "pop", "push", "reverse", "shift", "unshift", "slice", "sort", "splice",
+    "includes", "indexOf", "join", "keys", "entries", "values", "forEach", "filter", "flat",
+    "flatMap", "map", "every", "some", "reduce", "reduceRight", "toReversed", "toSorted",
+    "toSpliced", "with", "toLocaleString", "toString", "constructor",
+];
+
+fn inherited_property(key: &JsString, names: &[&str]) -> Option<Value> {
+    let name = key.as_str()?;
+    if !names.contains(&name) {
+        return None;
+    }
+    Some(if name == "__proto__" {
+        // The prototype object: no own enumerable keys.
+        Value::Object(Object::new())
+    } else {
+        Value::Undefined
+    })
+}
+
+/// A JS object: own enumerable string-keyed properties in JS order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Object {
+    entries: Vec<(JsString, Value)>,
+}
+
+impl Object {
+    /// An empty object.
+    pub fn new() -> Self {
+        Object::default()
+    }
+
+    /// Builds an object from entries as JS `Object.fromEntries` does: a
+    /// repeated key keeps its first position and its last value, and
+    /// array-index keys move to the front in ascending order.
+    pub fn from_entries(entries: Vec<(JsString, Value)>) -> Self {
+        let mut object = Object {
+            entries: dedupe_last_wins(entries),
+        };
+        object.order_array_indices_first();
+        object
+    }
+
+    /// Sets a property (`obj[key] = value` on a null-prototype object).
+    pub fn insert(&mut self, key: JsString, value: Value) {
+        if let Some(slot) = self.entries.iter_mut().find(|(k, _)| *k == key) {
+            slot.1 = value;
+            return;
+        }
+        let is_index = array_index(key.as_bytes()).is_some();
+        self.entries.push((key, value));
+        if is_index {
+            self.order_array_indices_first();
+        }
+    }
+
+    /// Own property by name.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.entries
+            .iter()
+            .find(|(k, _)| k.as_bytes() == key.as_bytes())
+            .map(|(_, v)| v)
+    }
+
+    /// Own property by JS string name.
+    pub fn get_js(&self, key: &JsString) -> Option<&Value> {
+        self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Entries in JS own-property order (`Object.entries`).
+    pub fn iter(&self) -> impl Iterator<Item = (&JsString, &Value)> {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+
+    /// Number of own properties.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when the object has no own properties.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn order_array_indices_first(&mut self) {
+        if self
+            .entries
+            .iter()
+            .any(|(k, _)| array_index(k.as_bytes()).is_some())
+        {
+            // Stable: string keys keep insertion order behind the indices.
+            self.entries
+                .sort_by_key(|(k, _)| array_index(k.as_bytes()).map_or(u64::MAX, u64::from));
+        }
+    }
+}
+
+impl FromIterator<(JsString, Value)> for Object {
+    fn from_iter<I: IntoIterator<Item = (JsString, Value)>>(iter: I) -> Self {
+        Object::from_entries(iter.into_iter().collect())
+    }
+}
+
+/// A canonical array index (`"0"`, `"17"`, up to 2³²−2), which JS orders
+/// before every other own key.
+fn array_index(key: &[u8]) -> Option<u32> {
+    if key.is_empty() || key.len() > 10 || (key.len() > 1 && key[0] == b'0') {
+        return None;
+    }
+    let mut value: u64 = 0;
+    for &b in key {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        value = value * 10 + u64::from(b - b'0');
+    }
+    if value <= 4_294_967_294 {
+        Some(value as u32)
+    } else {
+        None
+    }
+}
+
+fn dedupe_last_wins(entries: Vec<(JsString, Value)>) -> Vec<(JsString, Value)> {
+    if entries.len() <= 16 {
+        let mut out: Vec<(JsString, Value)> = Vec::with_capacity(entries.len());
+        for (key, value) in entries {
+            match out.iter_mut().find(|(k, _)| *k == key) {
+                Some(slot) => slot.1 = value,
+                None => out.push((key, value)),
+            }
+        }
+        return out;
+    }
+    let mut position: std::collections::HashMap<JsString, usize> =
+        std::collections::HashMap::with_capacity(entries.len());
+    let mut out: Vec<(JsString, Value)> = Vec::with_capacity(entries.len());
+    for (key, value) in entries {
+        match position.get(&key) {
+            Some(&i) => out[i].1 = value,
+            None => {
+                position.insert(key.clone(), out.len());
+                out.push((key, value));
+            }
+        }
+    }
+    out
+}
+
+/// Parses JSON text with `JSON.parse` semantics.
+///
+/// # Errors
+/// [`ErrorKind::Syntax`] for text that is not JSON,
+/// [`ErrorKind::NestingLimit`] past [`MAX_PARSE_DEPTH`].
+///
+/// ```
+/// use doom_loop::json::{parse, Value};
+/// let v = parse(r#"{"a":1,"a":2,"__proto__":"x"}"#).unwrap();
+/// let o = v.as_object().unwrap();
+/// assert_eq!(o.get("a"), Some(&Value::Number(2.0)));
+/// assert_eq!(o.len(), 2);
+/// ```
+pub fn parse(text: &str) -> Result<Value> {
+    Parser::new(text.as_bytes(), false).parse_document()
+}
+
+/// [`parse`] over a JS string (whose raw characters may be lone surrogates).
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_js(text: &JsString) -> Result<Value> {
+    Parser::new(text.as_bytes(), false).parse_document()
+}
+
+/// Parses the binding's lowered form of a JS value: JSON plus the bare words
+/// `undefined`, `NaN`, `Infinity`, `-Infinity`, `bigint`, `hole` (array
+/// elements only) and `circular`.
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_lowered(text: &str) -> Result<Value> {
+    Parser::new(text.as_bytes(), true).parse_document()
+}
+
+enum Frame {
+    Array(Vec<Value>),
+    Object(Vec<(JsString, Value)>, JsString),
+}
+
+struct Parser<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    lowered: bool,
+}
+
+impl<'a> Parser<'a> {
+    fn new(bytes: &'a [u8], lowered: bool) -> Self {
+        Parser {
+            bytes,
+            pos: 0,
+            lowered,
+        }
+    }
+
+    fn error(&self, what: &str) -> Error {
+        if self.pos >= self.bytes.len() {
+            Error::syntax(format!("Unexpected end of JSON input ({what})"))
+        } else {
+            Error::syntax(format!("{what} in JSON at position {}", self.pos))
+        }
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(&b) = self.bytes.get(self.pos) {
+            if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn parse_document(mut self) -> Result<Value> {
+        let value = self.parse_value()?;
+        self.skip_ws();
+        if self.pos != self.bytes.len() {
+            return Err(self.error("Unexpected non-whitespace character after JSON"));
+        }
+        Ok(value)
+    }
+
+    fn parse_value(&mut self) -> Result<Value> {
+        let mut stack: Vec<Frame> = Vec::new();
+        'value: loop {
+            self.skip_ws();
+            // Parse one value, or open a container and loop.
+            let mut value = match self.peek() {
+                Some(b'[') => {
+                    self.pos += 1;
+                    self.enter(&mut stack)?;
+                    self.skip_ws();
+                    if self.peek() == Some(b']') {
+                        self.pos += 1;
+                        Value::Array(Vec::new())
+                    } else {
+                        stack.push(Frame::Array(Vec::new()));
+                        continue 'value;
+                    }
+                }
+                Some(b'{') => {
+                    self.pos += 1;
+                    self.enter(&mut stack)?;
+                    self.skip_ws();
+                    if self.peek() == Some(b'}') {
+                        self.pos += 1;
+                        Value::Object(Object::new())
+                    } else {
+                        let key = self.parse_key()?;
+                        stack.push(Frame::Object(Vec::new(), key));
+                        continue 'value;
+                    }
+                }
+                _ => self.parse_scalar(matches!(stack.last(), Some(Frame::Array(_))))?,
+            };
+            // Attach the value to its container, closing containers as they end.
+            loop {
+                let Some(frame) = stack.last_mut() else {
+                    return Ok(value);
+                };
+                self.skip_ws();
+                match frame {
+                    Frame::Array(items) => {
+                        items.push(value);
+                        match self.peek() {
+                            Some(b',') => {
+                                self.pos += 1;
+                                continue 'value;
+                            }
+                            Some(b']') => {
+                                self.pos += 1;
+                                let Some(Frame::Array(items)) = stack.pop() else {
+                                    unreachable!("top frame is an array")
+                                };
+                                value = Value::Array(items);
+                            }
+                            _ => return Err(self.error("Expected ',' or ']' after array element")),
+                        }
+                    }
+                    Frame::Object(entries, key) => {
+                        entries.push((std::mem::take(key), value));
+                        match self.peek() {
+                            Some(b',') => {
+                                self.pos += 1;
+                                self.skip_ws();
+                                *key = self.parse_key()?;
+                                continue 'value;
+                            }
+                            Some(b'}') => {
+                                self.pos += 1;
+                                let Some(Frame::Object(entries, _)) = stack.pop() else {
+                                    unreachable!("top frame is an object")
+                                };
+                                value = Value::Object(Object::from_entries(entries));
+                            }
+                            _ => {
+                                return Err(self.error("Expected ',' or '}' after property value"))
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn enter(&self, stack: &mut Vec<Frame>) -> Result<()> {
+        // `stack` holds the containers around this one.
+        if stack.len() + 1 > MAX_PARSE_DEPTH {
+            return Err(Error::new(
+                ErrorKind::NestingLimit,
+                format!("JSON nested deeper than {MAX_PARSE_DEPTH} levels"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn parse_key(&mut self) -> Result<JsString> {
+        self.skip_ws();
+        if self.peek() != Some(b'"') {
+            return Err(self.error("Expected double-quoted property name"));
+        }
+        let key = self.parse_string()?;
+        self.skip_ws();
+        if self.peek() != Some(b':') {
+            return Err(self.error("Expected ':' after property name"));
+        }
+        self.pos += 1;
+        Ok(key)
+    }
+
+    fn parse_scalar(&mut self, in_array: bool) -> Result<Value> {
+        match self.peek() {
+            Some(b'"') => Ok(Value::String(self.parse_string()?)),
+            Some(b'-' | b'0'..=b'9') => self.parse_number(),
+            Some(b'a'..=b'z' | b'A'..=b'Z') => self.parse_word(in_array),
+            _ => Err(self.error("Unexpected token")),
+        }
+    }
+
+    fn parse_word(&mut self, in_array: bool) -> Result<Value> {
+        let start = self.pos;
+        while matches!(self.peek(), Some(b'a'..=b'z' | b'A'..=b'Z')) {
+            self.pos += 1;
+        }
+        let value = match &self.bytes[start..self.pos] {
+            b"true" => Value::Bool(true),
+            b"false" => Value::Bool(false),
+            b"null" => Value::Null,
+            word if self.lowered => match word {
+                b"undefined" => Value::Undefined,
+                b"NaN" => Value::Number(f64::NAN),
+                b"Infinity" => Value::Number(f64::INFINITY),
+                b"bigint" => Value::BigInt,
+                b"circular" => Value::Circular,
+                b"hole" if in_array => Value::Hole,
+                _ => {
+                    self.pos = start;
+                    return Err(self.error("Unexpected token"));
+                }
+            },
+            _ => {
+                self.pos = start;
+                return Err(self.error("Unexpected token"));
+            }
+        };
+        Ok(value)
+    }
+
+    fn parse_number(&mut self) -> Result<Value> {
+        let start = self.pos;
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+            if self.lowered && self.bytes[self.pos..].starts_with(b"Infinity") {
+                self.pos += b"Infinity".len();
+                return Ok(Value::Number(f64::NEG_INFINITY));
+            }
+        }
+        match self.peek() {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => self.skip_digits(),
+            _ => return Err(self.error("No number after minus sign")),
+        }
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            if !matches!(self.peek(), Some(b'0'..=b'9')) {
+                return Err(self.error("Unterminated fractional number"));
+            }
+            self.skip_digits();
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.pos += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.pos += 1;
+            }
+            if !matches!(self.peek(), Some(b'0'..=b'9')) {
+                return Err(self.error("Exponent part is missing a number"));
+            }
+            self.skip_digits();
+        }
+        // The grammar above is a subset of what Rust's correctly rounded
+        // float parser accepts, and the slice is ASCII.
+        let literal = std::str::from_utf8(&self.bytes[start..self.pos])
+            .map_err(|_| Error::syntax("invalid number"))?;
+        literal
+            .parse::<f64>()
+            .map(Value::Number)
+            .map_err(|_| Error::syntax(format!("invalid number {literal}")))
+    }
+
+    fn skip_digits(&mut self) {
+        while matches!(self.peek(), Some(b'0'..=b'9')) {
+            self.pos += 1;
+        }
+    }
+
+    fn parse_string(&mut self) -> Result<JsString> {
+        self.pos += 1; // opening quote
+        let mut out = JsString::new();
+        loop {
+            let run_start = self.pos;
+            while let Some(&b) = self.bytes.get(self.pos) {
+                if b == b'"' || b == b'\\' || b < 0x20 {
+                    break;
+                }
+                self.pos += 1;
+            }
+            out.extend_wtf8(&self.bytes[run_start..self.pos]);
+            match self.peek() {
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(out);
+                }
+                Some(b'\\') => {
+                    self.pos += 1;
+                    self.parse_escape(&mut out)?;
+                }
+                Some(_) => return Err(self.error("Bad control character in string literal")),
+                None => return Err(self.error("Unterminated string")),
+            }
+        }
+    }
+
+    fn parse_escape(&mut self, out: &mut JsString) -> Result<()> {
+        let Some(b) = self.peek() else {
+            return Err(self.error("Unterminated string"));
+        };
+        self.pos += 1;
+        let unit: u16 = match b {
+            b'"' => 0x22,
+            b'\\' => 0x5C,
+            b'/' => 0x2F,
+            b'b' => 0x08,
+            b'f' => 0x0C,
+            b'n' => 0x0A,
+            b'r' => 0x0D,
+            b't' => 0x09,
+            b'u' => {
+                let hex = self
+                    .bytes
+                    .get(self.pos..self.pos + 4)
+                    .ok_or_else(|| self.error("Bad Unicode escape"))?;
+                let mut unit: u16 = 0;
+                for &h in hex {
+                    let digit = (h as char)
+                        .to_digit(16)
+                        .ok_or_else(|| self.error("Bad Unicode escape"))?;
+                    unit = unit * 16 + digit as u16;
+                }
+                self.pos += 4;
+                unit
+            }
+            _ => {
+                self.pos -= 1;
+                return Err(self.error("Bad escaped character"));
+            }
+        };
+        out.push_code_unit(unit);
+        Ok(())
+    }
+}
+
+/// Writes `s` as a JSON string literal exactly as well-formed
+/// `JSON.stringify` does (lone surrogates as lowercase `\udxxx`).
+pub fn write_json_string(s: &JsString, out: &mut String) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push('"');
+    let mut run_start = 0;
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let b = bytes[pos];
+        let escape: Option<&str> = match b {
+            b'"' => Some("\\\""),
+            b'\\' => Some("\\\\"),
+            0x08 => Some("\\b"),
+            0x0C => Some("\\f"),
+            b'\n' => Some("\\n"),
+            b'\r' => Some("\\r"),
+            b'\t' => Some("\\t"),
+            _ => None,
+        };
+        let lone_surrogate = b == 0xED && bytes.get(pos + 1).is_some_and(|&n| n >= 0xA0);
+        if escape.is_none() && b >= 0x20 && !lone_surrogate {
+            pos += 1;
+            continue;
+        }
+        push_wtf8_run(out, &bytes[run_start..pos]);
+        if let Some(e) = escape {
+            out.push_str(e);
+            pos += 1;
+        } else if lone_surrogate {
+            let (cp, width) = crate::js_string::decode_at(bytes, pos);
+            out.push_str(&format!("\\u{cp:04x}"));
+            pos += width;
+        } else {
+            out.push_str(&format!("\\u{:04x}", b));
+            pos += 1;
+        }
+        run_start = pos;
+    }
+    push_wtf8_run(out, &bytes[run_start..]);
+    out.push('"');
+}
+
+/// Appends a run of WTF-8 bytes that holds no lone surrogate.
+fn push_wtf8_run(out: &mut String, run: &[u8]) {
+    // Runs are cut only at ASCII bytes and before lone surrogates, so each
+    // run is well-formed UTF-8; the lossy path is unreachable in practice.
+    out.push_str(&String::from_utf8_lossy(run));
+}
+
+/// Writes a finite number as ECMAScript `Number.prototype.toString` (which
+/// `JSON.stringify` and RFC 8785 use); non-finite numbers write `null`, as
+/// `JSON.stringify` does.
+pub fn write_number(n: f64, out: &mut String) {
+    if !n.is_finite() {
+        out.push_str("null");
+    } else if n == 0.0 {
+        out.push('0');
+    } else {
+        let mut buffer = ryu_js::Buffer::new();
+        out.push_str(buffer.format_finite(n));
+    }
+}
+
+/// Serializes a value as `JSON.stringify` would (`undefined` entries
+/// dropped, holes and non-finite numbers as `null`). Top-level
+/// [`Value::Undefined`] writes `null`.
+pub fn to_json(value: &Value) -> String {
+    let mut out = String::new();
+    write_value(value, &mut out);
+    out
+}
+
+fn write_value(value: &Value, out: &mut String) {
+    match value {
+        Value::Null | Value::Undefined | Value::Hole | Value::BigInt | Value::Circular => {
+            out.push_str("null")
+        }
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => write_number(*n, out),
+        Value::String(s) => write_json_string(s, out),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(object) => {
+            out.push('{');
+            let mut first = true;
+            for (key, item) in object.iter() {
+                if matches!(item, Value::Undefined) {
+                    continue;
+                }
+                if !first {
+                    out.push(',');
+                }
+                first = false;
+                write_json_string(key, out);
+                out.push(':');
+                write_value(item, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_round_like_json_parse() {
+        assert_eq!(parse("9007199254740993").unwrap(), Value::Number(9007199254740992.0));
+        assert_eq!(parse("1e400").unwrap(), Value::Number(f64::INFINITY));
+        let Value::Number(z) = parse("-0e0").unwrap() else { panic!() };
+        assert!(z == 0.0 && z.is_sign_negative());
+    }
+
+    #[test]
+    fn grammar_is_strict() {
+        for bad in ["01", "1.", ".5", "+1", "[1,]", "{\"a\":1,}", "'a'", "NaN", "\"\t\"", "tru", "[", "\"\\x\""] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+        assert!(parse(" [1 , {\"a\" : [ ] } ]\r\n").is_ok());
+    }
+
+    #[test]
+    fn lone_surrogates_survive_and_pairs_join() {
+        let v = parse(r#""\ud83c\udf89\ud800x\uDC00""#).unwrap();
+        let Value::String(s) = &v else { panic!() };
+        assert_eq!(s.code_units().collect::<Vec<_>>(), vec![0xD83C, 0xDF89, 0xD800, 0x78, 0xDC00]);
+        assert_eq!(to_json(&v), "\"🎉\\ud800x\\udc00\"");
+    }
+
+    #[test]
+    fn duplicate_keys_keep_first_position_and_last_value() {
+        let v = parse(r#"{"b":1,"a":2,"b":3,"1":4}"#).unwrap();
+        assert_eq!(to_json(&v), r#"{"1":4,"b":3,"a":2}"#);
+    }
+
+    #[test]
+    fn nesting_is_bounded_without_recursion() {
+        let deep = "[".repeat(100_000);
+        assert_eq!(parse(&deep).unwrap_err().kind(), ErrorKind::NestingLimit);
+        let ok = format!("{}{}", "[".repeat(MAX_PARSE_DEPTH), "]".repeat(MAX_PARSE_DEPTH));
+        assert!(parse(&ok).is_ok());
+    }
+
+    #[test]
+    fn lowered_words_only_in_lowered_mode() {
+        let v = parse_lowered("[undefined,NaN,-Infinity,hole,bigint,circular]").unwrap();
+        assert_eq!(to_json(&v), "[null,null,null,null,null,null]");
+        assert!(parse("[undefined]").is_err());
+        assert!(parse_lowered("{\"a\":hole}").is_err());
+    }
+
+    #[test]
+    fn number_formatting_matches_ecmascript() {
+        for (n, s) in [(1e21, "1e+21"), (5e-324, "5e-324"), (-0.0, "0"), (0.1, "0.1"), (1e-7, "1e-7"), (123456789012345680000.0, "123456789012345680000")] {
+            let mut out = String::new();
+            write_number(n, &mut out);
+            assert_eq!(out, s);
+        }
+    }
+}

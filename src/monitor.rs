@@ -1,0 +1,588 @@
+//! The detector's state machine: feed it rounds, tool calls and assistant
+//! texts, get verdicts back.
+//!
+//! Keeps the reference's `DoomLoopMonitor`:
+//!
+//! - **Round-set streak.** A tool's round identity is the sorted *set* of
+//!   fingerprints it was called with in that round, declared up front by
+//!   [`DoomLoopMonitor::declare_round`]; the streak counts consecutive rounds
+//!   with the same set, measured against a baseline fixed at the round
+//!   transition so arrival order never matters.
+//! - **Per-call streak.** Alongside it, each exact call counts the
+//!   consecutive rounds it was issued in, whatever its round-mates did; the
+//!   stronger of the two decides.
+//! - **In-round duplicates** share the first occurrence's decision
+//!   (`duplicate_in_round`), and a non-member of a declared round can neither
+//!   move nor inherit the round's counters.
+//! - **Text**: within-response repetition and cross-turn identical text,
+//!   the stronger verdict winning (ties to the within-response one).
+//! - **Escalation budget**, counted here, consumed by the engine.
+//!
+//! Every message is built byte for byte as the reference builds it.
+//! Numbers are JS doubles throughout: restored state may carry any finite
+//! count, and the reference does its arithmetic in doubles.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use crate::config::ResolvedConfig;
+use crate::error::Result;
+use crate::fingerprint::{fingerprint_string, fingerprint_tool_call};
+use crate::js_string::JsString;
+use crate::json::{write_json_string, Value};
+use crate::ladder::{resolve_ladder_action, Action, LadderOptions};
+use crate::text::{detect_text_repetition, normalize_whitespace};
+
+/// Which detector produced a verdict.
+pub const TOOL_FINGERPRINT: &str = "tool-fingerprint";
+/// Detector label for server-side tool records.
+pub const SERVER_TOOL_FINGERPRINT: &str = "server-tool-fingerprint";
+/// Detector label for a block repeating within one response.
+pub const TEXT_REPETITION: &str = "text-repetition";
+/// Detector label for identical text across turns.
+pub const TEXT_STREAK: &str = "text-streak";
+
+/// A doom-loop detection event (the reference's `DoomLoopVerdict`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    /// Detector label (a string unless a caller passed something else).
+    pub detector: Value,
+    /// The rung reached.
+    pub action: Action,
+    /// The count that crossed the rung.
+    pub streak: f64,
+    /// Fingerprint of the repeated unit.
+    pub fingerprint: JsString,
+    /// The tool, for fingerprint verdicts.
+    pub tool_name: Option<JsString>,
+    /// The text for block outputs and steer messages.
+    pub message: JsString,
+}
+
+impl Verdict {
+    /// The verdict as the reference's JSON object.
+    pub fn to_json(&self) -> String {
+        let mut out = String::new();
+        self.write_json(&mut out);
+        out
+    }
+
+    /// Appends the verdict's JSON to `out`.
+    pub fn write_json(&self, out: &mut String) {
+        out.push_str("{\"detector\":");
+        out.push_str(&crate::json::to_json(&self.detector));
+        out.push_str(",\"action\":\"");
+        out.push_str(self.action.as_str());
+        out.push_str("\",\"streak\":");
+        crate::json::write_number(self.streak, out);
+        out.push_str(",\"fingerprint\":");
+        write_json_string(&self.fingerprint, out);
+        if let Some(name) = &self.tool_name {
+            out.push_str(",\"toolName\":");
+            write_json_string(name, out);
+        }
+        out.push_str(",\"message\":");
+        write_json_string(&self.message, out);
+        out.push('}');
+    }
+}
+
+/// The result of recording one tool call (the reference's `DoomLoopCallRecord`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallRecord {
+    /// The call's fingerprint.
+    pub fingerprint: JsString,
+    /// The effective streak (the stronger of round-set and per-call).
+    pub streak: f64,
+    /// The same call was already recorded this round: reuse its decision.
+    pub duplicate_in_round: bool,
+    /// The verdict, when a rung was reached.
+    pub verdict: Option<Verdict>,
+}
+
+impl CallRecord {
+    /// The record as the reference's JSON object.
+    pub fn to_json(&self) -> String {
+        let mut out = String::from("{\"fingerprint\":");
+        write_json_string(&self.fingerprint, &mut out);
+        out.push_str(",\"streak\":");
+        crate::json::write_number(self.streak, &mut out);
+        out.push_str(",\"duplicateInRound\":");
+        out.push_str(if self.duplicate_in_round { "true" } else { "false" });
+        if let Some(verdict) = &self.verdict {
+            out.push_str(",\"verdict\":");
+            verdict.write_json(&mut out);
+        }
+        out.push('}');
+        out
+    }
+}
+
+/// Options of [`DoomLoopMonitor::record_tool_call`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordOptions {
+    /// False for post-execution records (server tools): nothing to block.
+    pub allow_block: bool,
+    /// Verdict detector label; default `"tool-fingerprint"`.
+    pub detector: Value,
+}
+
+impl Default for RecordOptions {
+    fn default() -> Self {
+        RecordOptions {
+            allow_block: true,
+            detector: Value::String(JsString::from(TOOL_FINGERPRINT)),
+        }
+    }
+}
+
+impl RecordOptions {
+    /// Options for a server-side tool record (no block, server detector label).
+    pub fn server_tool() -> Self {
+        RecordOptions {
+            allow_block: false,
+            detector: Value::String(JsString::from(SERVER_TOOL_FINGERPRINT)),
+        }
+    }
+}
+
+/// One call to declare in a round.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeclaredCall {
+    /// The tool.
+    pub tool_name: JsString,
+    /// Its resolved key material.
+    pub key_material: Value,
+}
+
+/// Per-call counts: fingerprint → consecutive rounds, in insertion order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct CallStreaks {
+    pub(crate) entries: Vec<(JsString, f64)>,
+}
+
+impl CallStreaks {
+    pub(crate) fn get(&self, fingerprint: &JsString) -> Option<f64> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|(k, _)| k == fingerprint)
+            .map(|(_, v)| *v)
+    }
+
+    pub(crate) fn set(&mut self, fingerprint: &JsString, count: f64) {
+        match self.entries.iter_mut().find(|(k, _)| k == fingerprint) {
+            Some(slot) => slot.1 = count,
+            None => self.entries.push((fingerprint.clone(), count)),
+        }
+    }
+}
+
+/// One tool's streak entry: the persisted shape plus the run-local round
+/// bookkeeping the reference never serializes.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct StreakEntry {
+    pub(crate) fingerprint: JsString,
+    pub(crate) streak: f64,
+    /// The round's set, sorted (restored sets may repeat a member).
+    pub(crate) round_fingerprints: Arc<[JsString]>,
+    pub(crate) call_streaks: Option<CallStreaks>,
+    round: Option<f64>,
+    seen_this_round: HashSet<JsString>,
+    prior_round_fingerprints: Option<Arc<[JsString]>>,
+    prior_streak: f64,
+    prior_call_streaks: CallStreaks,
+}
+
+impl StreakEntry {
+    pub(crate) fn restored(
+        fingerprint: JsString,
+        streak: f64,
+        round_fingerprints: Arc<[JsString]>,
+        call_streaks: CallStreaks,
+    ) -> Self {
+        StreakEntry {
+            fingerprint,
+            streak,
+            round_fingerprints,
+            call_streaks: Some(call_streaks),
+            ..StreakEntry::default()
+        }
+    }
+}
+
+/// The cross-turn text streak.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct TextStreak {
+    pub(crate) fingerprint: JsString,
+    pub(crate) streak: f64,
+}
+
+#[derive(Clone, Debug)]
+struct DeclaredRound {
+    round: f64,
+    fingerprints: HashMap<JsString, Arc<[JsString]>>,
+}
+
+/// The detector (the reference's `DoomLoopMonitor`).
+///
+/// ```
+/// use doom_loop::{DoomLoopMonitor, ResolvedConfig, JsString, json::parse, ladder::Action};
+/// let mut monitor = DoomLoopMonitor::new(ResolvedConfig::default());
+/// let tool = JsString::from("get_invoice");
+/// let args = parse(r#"{"invoice_id":"INV-2291"}"#).unwrap();
+/// let mut last = None;
+/// for round in 1..=3 {
+///     last = monitor.record_tool_call(&tool, &args, round as f64, &Default::default()).unwrap().verdict;
+/// }
+/// assert_eq!(last.unwrap().action, Action::Block);
+/// ```
+#[derive(Clone, Debug)]
+pub struct DoomLoopMonitor {
+    pub(crate) config: ResolvedConfig,
+    /// Per-tool entries in JS `Map` insertion order.
+    pub(crate) tools: Vec<(JsString, StreakEntry)>,
+    pub(crate) tool_index: HashMap<JsString, usize>,
+    pub(crate) text: Option<TextStreak>,
+    pub(crate) escalations_used: f64,
+    declared_round: Option<DeclaredRound>,
+}
+
+impl DoomLoopMonitor {
+    /// A monitor with empty state.
+    pub fn new(config: ResolvedConfig) -> Self {
+        DoomLoopMonitor {
+            config,
+            tools: Vec::new(),
+            tool_index: HashMap::new(),
+            text: None,
+            escalations_used: 0.0,
+            declared_round: None,
+        }
+    }
+
+    /// The configuration the monitor runs.
+    pub fn config(&self) -> &ResolvedConfig {
+        &self.config
+    }
+
+    /// Declares the complete set of calls a round will make, before any is
+    /// recorded. Unhashable key material is left out of the round set; the
+    /// returned warnings (the reference's `console.warn` text followed by
+    /// the error message) say which.
+    pub fn declare_round(&mut self, round: f64, calls: &[DeclaredCall]) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let mut sets: HashMap<JsString, Vec<JsString>> = HashMap::new();
+        for call in calls {
+            match fingerprint_tool_call(&call.tool_name, &call.key_material) {
+                Ok(fingerprint) => {
+                    sets.entry(call.tool_name.clone())
+                        .or_default()
+                        .push(JsString::from(fingerprint));
+                }
+                Err(error) => warnings.push(format!(
+                    "[DoomLoop] could not fingerprint a \"{}\" call while declaring round {}; excluding it from the round set: {}",
+                    call.tool_name,
+                    js_number(round),
+                    error
+                )),
+            }
+        }
+        let fingerprints = sets
+            .into_iter()
+            .map(|(tool, mut set)| {
+                set.sort_by(|a, b| a.cmp_utf16(b));
+                set.dedup();
+                (tool, Arc::from(set))
+            })
+            .collect();
+        self.declared_round = Some(DeclaredRound {
+            round,
+            fingerprints,
+        });
+        warnings
+    }
+
+    /// True when the escalate rung can still fire.
+    pub fn can_escalate(&self) -> bool {
+        self.config
+            .escalation
+            .as_ref()
+            .is_some_and(|e| self.escalations_used < e.max_escalations)
+    }
+
+    /// Consumes one escalation (the engine calls this when it applies one).
+    pub fn consume_escalation(&mut self) {
+        self.escalations_used += 1.0;
+    }
+
+    /// Clears the cross-turn text streak (a late tool result showed progress).
+    pub fn reset_text_streak(&mut self) {
+        self.text = None;
+    }
+
+    fn ladder_options(&self, allow_block: bool) -> LadderOptions {
+        LadderOptions {
+            allow_block,
+            allow_escalate: self.can_escalate(),
+        }
+    }
+
+    /// Records one tool call and returns its streak record and any verdict.
+    ///
+    /// # Errors
+    /// Whatever canonicalization rejects in `key_material`; the monitor's
+    /// state is unchanged then (callers fall back to another identity).
+    pub fn record_tool_call(
+        &mut self,
+        tool_name: &JsString,
+        key_material: &Value,
+        round: f64,
+        options: &RecordOptions,
+    ) -> Result<CallRecord> {
+        let fingerprint = JsString::from(fingerprint_tool_call(tool_name, key_material)?);
+        let slot = self.tool_index.get(tool_name).copied();
+        let previous = slot.map(|i| &mut self.tools[i].1);
+        let is_same_round = previous
+            .as_ref()
+            .is_some_and(|p| p.round.is_some_and(|r| r == round));
+
+        let declared: Option<&Arc<[JsString]>> = self
+            .declared_round
+            .as_ref()
+            .filter(|d| d.round == round)
+            .and_then(|d| d.fingerprints.get(tool_name));
+        let declared_member = declared.is_some_and(|set| set.contains(&fingerprint));
+
+        let (prior_set, prior_streak, prior_call_streaks, mut seen, mut current_calls, kept_fingerprint) =
+            match previous {
+                Some(p) if is_same_round => (
+                    p.prior_round_fingerprints.take(),
+                    p.prior_streak,
+                    std::mem::take(&mut p.prior_call_streaks),
+                    std::mem::take(&mut p.seen_this_round),
+                    p.call_streaks.take().unwrap_or_default(),
+                    p.fingerprint.clone(),
+                ),
+                Some(p) => (
+                    Some(p.round_fingerprints.clone()),
+                    p.streak,
+                    p.call_streaks.take().unwrap_or_default(),
+                    HashSet::new(),
+                    CallStreaks::default(),
+                    p.fingerprint.clone(),
+                ),
+                None => (
+                    None,
+                    0.0,
+                    CallStreaks::default(),
+                    HashSet::new(),
+                    CallStreaks::default(),
+                    fingerprint.clone(),
+                ),
+            };
+        let duplicate_in_round = seen.contains(&fingerprint);
+        let score = |set: &[JsString]| match &prior_set {
+            Some(prior) if **prior == *set => prior_streak + 1.0,
+            _ => 1.0,
+        };
+        let call_streak = prior_call_streaks.get(&fingerprint).unwrap_or(0.0) + 1.0;
+
+        let single = std::slice::from_ref(&fingerprint);
+        let call_set: &[JsString] = match declared {
+            Some(set) if declared_member => set,
+            _ => single,
+        };
+        let streak = score(call_set);
+        let round_set: Arc<[JsString]> = declared.cloned().unwrap_or_else(|| Arc::from(single));
+        let round_streak = score(&round_set);
+        let effective = streak.max(call_streak);
+        let action = resolve_ladder_action(
+            &self.config.ladder,
+            effective,
+            self.ladder_options(options.allow_block),
+        );
+        let message = action.map(|_| {
+            build_tool_verdict_message(
+                tool_name,
+                &fingerprint,
+                call_set,
+                streak,
+                call_streak,
+                declared_member,
+            )
+        });
+        let entry_fingerprint = if declared.is_some() && !declared_member && slot.is_some() {
+            kept_fingerprint
+        } else {
+            fingerprint.clone()
+        };
+
+        seen.insert(fingerprint.clone());
+        current_calls.set(&fingerprint, call_streak);
+        let entry = StreakEntry {
+            fingerprint: entry_fingerprint,
+            streak: round_streak,
+            round_fingerprints: round_set,
+            call_streaks: Some(current_calls),
+            round: Some(round),
+            seen_this_round: seen,
+            prior_round_fingerprints: prior_set,
+            prior_streak,
+            prior_call_streaks,
+        };
+        self.store_entry(tool_name, slot, entry);
+
+        Ok(CallRecord {
+            verdict: action.zip(message).map(|(action, message)| Verdict {
+                detector: options.detector.clone(),
+                action,
+                streak: effective,
+                fingerprint: fingerprint.clone(),
+                tool_name: Some(tool_name.clone()),
+                message,
+            }),
+            fingerprint,
+            streak: effective,
+            duplicate_in_round,
+        })
+    }
+
+    fn store_entry(&mut self, tool_name: &JsString, slot: Option<usize>, entry: StreakEntry) {
+        match slot {
+            Some(i) => self.tools[i].1 = entry,
+            None => {
+                self.tool_index.insert(tool_name.clone(), self.tools.len());
+                self.tools.push((tool_name.clone(), entry));
+            }
+        }
+    }
+
+    /// Records one turn's assistant text and returns the stronger verdict of
+    /// the two text detectors. Whitespace-only text is a no-op.
+    pub fn record_assistant_text(&mut self, text: &JsString) -> Option<Verdict> {
+        if !self.config.text.is_enabled() {
+            return None;
+        }
+        let normalized = normalize_whitespace(text);
+        if normalized.is_empty() {
+            return None;
+        }
+        let within_response = self.text_repetition_verdict(&normalized);
+
+        let fingerprint = JsString::from(fingerprint_string(&normalized));
+        let streak = match &self.text {
+            Some(previous) if previous.fingerprint == fingerprint => previous.streak + 1.0,
+            _ => 1.0,
+        };
+        self.text = Some(TextStreak {
+            fingerprint: fingerprint.clone(),
+            streak,
+        });
+        let cross_turn = resolve_ladder_action(&self.config.ladder, streak, self.ladder_options(false))
+            .map(|action| Verdict {
+                detector: Value::String(JsString::from(TEXT_STREAK)),
+                action,
+                streak,
+                fingerprint,
+                tool_name: None,
+                message: JsString::from(format!(
+                    "Doom loop suspected: the assistant produced identical text for {} consecutive turns. Stop repeating and take a different approach.",
+                    js_number(streak)
+                )),
+            });
+        stronger_verdict(within_response, cross_turn)
+    }
+
+    fn text_repetition_verdict(&self, normalized: &JsString) -> Option<Verdict> {
+        let repetition = detect_text_repetition(normalized, &self.config.text.thresholds())?;
+        let repeats = repetition.repeats as f64;
+        let action = resolve_ladder_action(&self.config.ladder, repeats, self.ladder_options(false))?;
+        let mut message = JsString::from("Doom loop suspected: the response repeats \"");
+        message.push_js(&repetition.sample);
+        message.push_str(&format!(
+            "\" {} times in a row. Stop repeating and take a different approach.",
+            repetition.repeats
+        ));
+        Some(Verdict {
+            detector: Value::String(JsString::from(TEXT_REPETITION)),
+            action,
+            streak: repeats,
+            fingerprint: JsString::from(fingerprint_string(&repetition.sample)),
+            tool_name: None,
+            message,
+        })
+    }
+}
+
+fn stronger_verdict(a: Option<Verdict>, b: Option<Verdict>) -> Option<Verdict> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if b.action > a.action { b } else { a }),
+        (a, b) => a.or(b),
+    }
+}
+
+/// A JS number as a template literal prints it.
+pub(crate) fn js_number(n: f64) -> String {
+    if n.is_nan() {
+        return "NaN".to_string();
+    }
+    if n.is_infinite() {
+        return if n > 0.0 { "Infinity" } else { "-Infinity" }.to_string();
+    }
+    let mut out = String::new();
+    crate::json::write_number(n, &mut out);
+    out
+}
+
+/// The first members' prefixes: one stable string per round set.
+fn summarize_round(fingerprints: &[JsString]) -> String {
+    let shown: Vec<String> = fingerprints
+        .iter()
+        .take(3)
+        .map(|f| f.slice_utf16(0, 8).to_string())
+        .collect();
+    if fingerprints.len() > 3 {
+        format!("{}+{} more…", shown.join("+"), fingerprints.len() - 3)
+    } else {
+        format!("{}…", shown.join("+"))
+    }
+}
+
+/// The reference's `buildToolVerdictMessage`: a per-call text free of
+/// fingerprints and counts (so steer dedupe collapses a round to one
+/// message), a round-set text, or a single-call text.
+fn build_tool_verdict_message(
+    tool_name: &JsString,
+    fingerprint: &JsString,
+    call_set: &[JsString],
+    round_streak: f64,
+    call_streak: f64,
+    round_declared: bool,
+) -> JsString {
+    let mut message = JsString::from(if call_streak > round_streak || !round_declared {
+        "Doom loop suspected: this exact \""
+    } else {
+        "Doom loop suspected: tool \""
+    });
+    message.push_js(tool_name);
+    if call_streak > round_streak || !round_declared {
+        message.push_str(
+            "\" call has been repeated across consecutive rounds. Repeating it will not change the result. Take a different approach, or explain why repetition is required.",
+        );
+    } else if call_set.len() > 1 {
+        message.push_str(&format!(
+            "\" was invoked in {} consecutive rounds with the same set of {} parallel calls (round identity {}). Reissuing the same fan-out will not change the results. Take a different approach, or explain why repetition is required.",
+            js_number(round_streak),
+            call_set.len(),
+            summarize_round(call_set)
+        ));
+    } else {
+        message.push_str(&format!(
+            "\" was invoked in {} consecutive rounds with identical arguments (fingerprint {}…). Repeating the call will not change the result. Take a different approach, or explain why repetition is required.",
+            js_number(round_streak),
+            fingerprint.slice_utf16(0, 16)
+        ));
+    }
+    message
+}
