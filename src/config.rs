@@ -108,6 +108,50 @@ impl Default for ResolvedConfig {
 }
 
 impl ResolvedConfig {
+    /// Reads a resolved configuration back from its JSON shape (what
+    /// [`ResolvedConfig::to_json`] writes, or a hand-built equivalent), with
+    /// the reference's comparison semantics: a rung is off only when
+    /// `false`, other values compare through `ToNumber`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Type`] when `ladder` or `text` is missing or not an
+    /// object: the reference would throw on its first record.
+    pub fn from_value(value: &Value) -> Result<ResolvedConfig> {
+        let section = |name: &str| {
+            own(value, name)
+                .filter(|v| v.as_object().is_some())
+                .ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::Type,
+                        format!("DoomLoopMonitor config lacks `{name}`: pass resolveDoomLoopOption(...)"),
+                    )
+                })
+        };
+        let ladder = Ladder::from_js(section("ladder")?);
+        let text = section("text")?;
+        let raw = |name: &str, fallback: Value| own(text, name).cloned().unwrap_or(fallback);
+        let defaults = TextConfig::default();
+        let escalation = match own(value, "escalation") {
+            None | Some(Value::Null) => None,
+            Some(e) => Some(EscalationConfig {
+                model: own(e, "model").cloned(),
+                advisor: own(e, "advisor").cloned(),
+                max_escalations: own(e, "maxEscalations").map_or(f64::NAN, Value::to_number),
+            }),
+        };
+        Ok(ResolvedConfig {
+            ladder,
+            escalation,
+            text: TextConfig {
+                enabled: raw("enabled", Value::Undefined),
+                max_period_tokens: raw("maxPeriodTokens", defaults.max_period_tokens),
+                min_repeats: raw("minRepeats", defaults.min_repeats),
+                min_covered_tokens: raw("minCoveredTokens", defaults.min_covered_tokens),
+                max_window_tokens: raw("maxWindowTokens", defaults.max_window_tokens),
+            },
+        })
+    }
+
     /// The configuration as the reference's JSON object.
     pub fn to_json(&self) -> String {
         let mut out = String::from("{\"ladder\":");

@@ -1,1 +1,299 @@
+//! WebAssembly binding of the `doom-loop` core, for the `doom-loop-wasm`
+//! npm package.
+//!
+//! The boundary is text. JS values arrive *lowered* by the shim
+//! (`js/lower.js`): JSON plus the bare words the core's value model has for
+//! what JSON cannot hold (`undefined`, `NaN`, `bigint`, `hole`, `circular`),
+//! strings escaped by `JSON.stringify` so lone surrogates survive the UTF-8
+//! crossing (a plain `&str` from a JS string would turn them into U+FFFD).
+//! Results leave as JSON text for `JSON.parse`. Everything that decides —
+//! canonicalization, verdicts, messages, warnings — is the core's; this
+//! crate only converts, and never unwraps: every failure becomes a JS
+//! `Error` (or `TypeError`) through the one conversion below.
 
+use doom_loop::config::{resolve_doom_loop_option, ResolvedConfig};
+use doom_loop::conformance::{record_options, thresholds_from_options};
+use doom_loop::json::{parse_lowered, to_json, write_json_string, Value};
+use doom_loop::ladder::{Ladder, LadderOptions};
+use doom_loop::loop_key::{resolve_loop_key_material, LoopKey, LoopKeyResolution};
+use doom_loop::monitor::DeclaredCall;
+use doom_loop::{DoomLoopMonitor, Error, ErrorKind, JsString};
+use wasm_bindgen::prelude::*;
+
+/// A core error on its way to JS.
+pub struct WasmError(Error);
+
+impl From<Error> for WasmError {
+    fn from(error: Error) -> Self {
+        WasmError(error)
+    }
+}
+
+impl From<WasmError> for JsValue {
+    fn from(WasmError(error): WasmError) -> JsValue {
+        match error.kind() {
+            ErrorKind::Type => js_sys::TypeError::new(error.message()).into(),
+            _ => js_sys::Error::new(error.message()).into(),
+        }
+    }
+}
+
+type Result<T> = std::result::Result<T, WasmError>;
+
+fn lowered(text: &str) -> Result<Value> {
+    Ok(parse_lowered(text)?)
+}
+
+fn lowered_string(text: &str) -> Result<JsString> {
+    match lowered(text)? {
+        Value::String(s) => Ok(s),
+        _ => Err(Error::new(ErrorKind::InvalidArgument, "expected a lowered string").into()),
+    }
+}
+
+/// A string passed either raw (well formed) or as a JSON literal.
+fn js_text(text: &str, is_json: bool) -> Result<JsString> {
+    if is_json {
+        lowered_string(text)
+    } else {
+        Ok(JsString::from(text))
+    }
+}
+
+fn json_strings(items: &[String]) -> String {
+    let values: Vec<Value> = items
+        .iter()
+        .map(|w| Value::String(JsString::from(w.as_str())))
+        .collect();
+    to_json(&Value::Array(values))
+}
+
+/// `canonicalizeKeyMaterial` over a lowered value.
+#[wasm_bindgen(js_name = canonicalize)]
+pub fn canonicalize(value: &str) -> Result<String> {
+    Ok(doom_loop::canonicalize(&lowered(value)?)?)
+}
+
+/// `fingerprintToolCall` (tool name as a JSON string literal).
+#[wasm_bindgen(js_name = fingerprintToolCall)]
+pub fn fingerprint_tool_call(tool_name: &str, key_material: &str) -> Result<String> {
+    Ok(doom_loop::fingerprint_tool_call(
+        &lowered_string(tool_name)?,
+        &lowered(key_material)?,
+    )?)
+}
+
+/// `fingerprintKeyMaterial`.
+#[wasm_bindgen(js_name = fingerprintKeyMaterial)]
+pub fn fingerprint_key_material(key_material: &str) -> Result<String> {
+    Ok(doom_loop::fingerprint_key_material(&lowered(key_material)?)?)
+}
+
+/// `resolveDoomLoopOption`: JSON `{resolved, warnings, error?, typeError?}`.
+#[wasm_bindgen(js_name = resolveDoomLoopOption)]
+pub fn resolve_option(option: &str) -> Result<String> {
+    let option = lowered(option)?;
+    let resolution = resolve_doom_loop_option(Some(&option));
+    let mut out = String::from("{\"warnings\":");
+    out.push_str(&json_strings(&resolution.warnings));
+    match resolution.result {
+        Ok(None) => out.push_str(",\"resolved\":null"),
+        Ok(Some(config)) => {
+            out.push_str(",\"resolved\":");
+            out.push_str(&config.to_json());
+        }
+        Err(error) => {
+            out.push_str(",\"error\":");
+            write_json_string(&JsString::from(error.message()), &mut out);
+        }
+    }
+    out.push('}');
+    Ok(out)
+}
+
+/// `detectTextRepetition`: JSON result or `null`.
+#[wasm_bindgen(js_name = detectTextRepetition)]
+pub fn detect_text_repetition(text: &str, is_json: bool, options: &str) -> Result<String> {
+    let options = lowered(options)?;
+    let thresholds = thresholds_from_options(Some(&options));
+    Ok(
+        match doom_loop::detect_text_repetition(&js_text(text, is_json)?, &thresholds) {
+            Some(result) => result.to_json(),
+            None => "null".to_string(),
+        },
+    )
+}
+
+/// `resolveLadderAction`: the rung name, or `undefined`.
+#[wasm_bindgen(js_name = resolveLadderAction)]
+pub fn resolve_ladder_action(ladder: &str, streak: f64, options: &str) -> Result<Option<String>> {
+    let ladder = Ladder::from_js(&lowered(ladder)?);
+    let options = lowered(options)?;
+    let flag = |name: &str| options.as_object().and_then(|o| o.get(name)).cloned();
+    let allow_escalate = match flag("allowEscalate") {
+        None | Some(Value::Null | Value::Undefined) => true,
+        Some(v) => v.is_truthy(),
+    };
+    let options = LadderOptions {
+        allow_block: flag("allowBlock").is_some_and(|v| v.is_truthy()),
+        allow_escalate,
+    };
+    Ok(doom_loop::resolve_ladder_action(&ladder, streak, options).map(|a| a.as_str().to_string()))
+}
+
+/// `resolveLoopKeyMaterial` for declarations that are data (absent, `false`,
+/// field lists, other shapes): JSON `{kind, warning?, fields?}` where
+/// `fields` lists the selected field names (the shim reads their values
+/// from the caller's own object) and key material is otherwise the args.
+#[wasm_bindgen(js_name = resolveLoopKeyDeclaration)]
+pub fn resolve_loop_key_declaration(loop_key: &str, args: &str) -> Result<String> {
+    let declaration = lowered(loop_key)?;
+    let args = lowered(args)?;
+    let loop_key = match &declaration {
+        Value::Undefined => LoopKey::Absent,
+        other => LoopKey::Declared(other),
+    };
+    let resolution = resolve_loop_key_material(loop_key, &args)?;
+    let fields = match (&declaration, &resolution) {
+        (Value::Array(_), LoopKeyResolution::Key(Value::Object(subset))) => {
+            Some(subset.iter().map(|(k, _)| Value::String(k.clone())).collect())
+        }
+        _ => None,
+    };
+    Ok(resolution_json(&resolution, fields))
+}
+
+/// `resolveLoopKeyMaterial` for a function declaration, given what the
+/// function did: `outcome` is `"threw"` (with its message), `"null"`,
+/// `"undefined"` or `"value"`. JSON `{kind, warning?}`.
+#[wasm_bindgen(js_name = resolveLoopKeyOutcome)]
+pub fn resolve_loop_key_outcome(outcome: &str, thrown: &str) -> Result<String> {
+    let thrown = lowered_string(thrown)?.to_string();
+    let function = |_: &Value| -> std::result::Result<Option<Value>, String> {
+        match outcome {
+            "threw" => Err(thrown.clone()),
+            "null" => Ok(Some(Value::Null)),
+            "undefined" => Ok(None),
+            _ => Ok(Some(Value::Bool(true))),
+        }
+    };
+    let resolution = resolve_loop_key_material(LoopKey::Function(&function), &Value::Null)?;
+    Ok(resolution_json(&resolution, None))
+}
+
+fn resolution_json(resolution: &LoopKeyResolution, fields: Option<Vec<Value>>) -> String {
+    let (kind, warning) = match resolution {
+        LoopKeyResolution::Exempt => ("exempt", None),
+        LoopKeyResolution::Key(_) => ("key", None),
+        LoopKeyResolution::Fallback { warning, .. } => ("fallback", Some(warning)),
+    };
+    let mut out = format!("{{\"kind\":\"{kind}\"");
+    if let Some(warning) = warning {
+        out.push_str(",\"warning\":");
+        write_json_string(&JsString::from(warning.as_str()), &mut out);
+    }
+    if let Some(fields) = fields {
+        out.push_str(",\"fields\":");
+        out.push_str(&to_json(&Value::Array(fields)));
+    }
+    out.push('}');
+    out
+}
+
+/// The detector state machine (wrapped by the shim's `DoomLoopMonitor`).
+#[wasm_bindgen]
+pub struct Monitor {
+    inner: DoomLoopMonitor,
+}
+
+#[wasm_bindgen]
+impl Monitor {
+    /// A monitor over a lowered resolved configuration.
+    #[wasm_bindgen(constructor)]
+    pub fn new(config: &str) -> Result<Monitor> {
+        let config = ResolvedConfig::from_value(&lowered(config)?)?;
+        Ok(Monitor {
+            inner: DoomLoopMonitor::new(config),
+        })
+    }
+
+    /// `declareRound` over lowered `[{toolName, keyMaterial}]`; JSON warnings.
+    #[wasm_bindgen(js_name = declareRound)]
+    pub fn declare_round(&mut self, round: f64, calls: &str) -> Result<String> {
+        let Value::Array(items) = lowered(calls)? else {
+            return Err(Error::new(ErrorKind::Type, "declareRound: calls must be an array").into());
+        };
+        let calls: Vec<DeclaredCall> = items
+            .into_iter()
+            .map(|item| {
+                let get = |name: &str| item.as_object().and_then(|o| o.get(name)).cloned();
+                DeclaredCall {
+                    tool_name: match get("toolName") {
+                        Some(Value::String(s)) => s,
+                        _ => JsString::from("undefined"),
+                    },
+                    key_material: get("keyMaterial").unwrap_or(Value::Undefined),
+                }
+            })
+            .collect();
+        Ok(json_strings(&self.inner.declare_round(round, &calls)))
+    }
+
+    /// `recordToolCall`; JSON record.
+    #[wasm_bindgen(js_name = recordToolCall)]
+    pub fn record_tool_call(
+        &mut self,
+        tool_name: &str,
+        key_material: &str,
+        round: f64,
+        options: &str,
+    ) -> Result<String> {
+        let options = record_options(Some(&lowered(options)?));
+        let record = self.inner.record_tool_call(
+            &lowered_string(tool_name)?,
+            &lowered(key_material)?,
+            round,
+            &options,
+        )?;
+        Ok(record.to_json())
+    }
+
+    /// `recordAssistantText`; JSON verdict or `null`.
+    #[wasm_bindgen(js_name = recordAssistantText)]
+    pub fn record_assistant_text(&mut self, text: &str, is_json: bool) -> Result<String> {
+        let text = js_text(text, is_json)?;
+        Ok(match self.inner.record_assistant_text(&text) {
+            Some(verdict) => verdict.to_json(),
+            None => "null".to_string(),
+        })
+    }
+
+    /// `resetTextStreak`.
+    #[wasm_bindgen(js_name = resetTextStreak)]
+    pub fn reset_text_streak(&mut self) {
+        self.inner.reset_text_streak();
+    }
+
+    /// `canEscalate`.
+    #[wasm_bindgen(js_name = canEscalate)]
+    pub fn can_escalate(&self) -> bool {
+        self.inner.can_escalate()
+    }
+
+    /// `consumeEscalation`.
+    #[wasm_bindgen(js_name = consumeEscalation)]
+    pub fn consume_escalation(&mut self) {
+        self.inner.consume_escalation();
+    }
+
+    /// `getState`; JSON.
+    #[wasm_bindgen(js_name = getState)]
+    pub fn get_state(&self) -> String {
+        to_json(&self.inner.get_state())
+    }
+
+    /// `restore` over a lowered blob; JSON warnings.
+    pub fn restore(&mut self, state: &str) -> Result<String> {
+        Ok(json_strings(&self.inner.restore(&lowered(state)?)))
+    }
+}

@@ -1,0 +1,201 @@
+//! Property tests: the canonicalizer against a naive reference written
+//! independently from the RFC, key-order invariance, canonical round trips,
+//! and the JSON reader against serde_json on the input both accept.
+
+use doom_loop::conformance::deep_equal;
+use doom_loop::json::{parse, to_json, Object};
+use doom_loop::{canonicalize, fingerprint_tool_call, JsString, Value};
+use proptest::prelude::*;
+
+/// ECMAScript Number::toString from Rust's shortest round-trip digits.
+fn naive_js_number(n: f64) -> String {
+    if n == 0.0 {
+        return "0".into();
+    }
+    let sci = format!("{:e}", n.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap();
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let k = digits.len() as i32;
+    let point = exp.parse::<i32>().unwrap() + 1;
+    let sign = if n < 0.0 { "-" } else { "" };
+    let body = if k <= point && point <= 21 {
+        format!("{digits}{}", "0".repeat((point - k) as usize))
+    } else if 0 < point && point <= 21 {
+        format!("{}.{}", &digits[..point as usize], &digits[point as usize..])
+    } else if -6 < point && point <= 0 {
+        format!("0.{}{digits}", "0".repeat((-point) as usize))
+    } else {
+        let e = point - 1;
+        let e = if e >= 0 { format!("+{e}") } else { e.to_string() };
+        if k == 1 {
+            format!("{digits}e{e}")
+        } else {
+            format!("{}.{}e{e}", &digits[..1], &digits[1..])
+        }
+    };
+    format!("{sign}{body}")
+}
+
+fn naive_string(s: &JsString) -> String {
+    let units: Vec<u16> = s.code_units().collect();
+    let mut out = String::from("\"");
+    let mut i = 0;
+    while i < units.len() {
+        let u = units[i];
+        let paired = (0xD800..0xDC00).contains(&u) && units.get(i + 1).is_some_and(|n| (0xDC00..0xE000).contains(n));
+        match u {
+            0x22 => out.push_str("\\\""),
+            0x5C => out.push_str("\\\\"),
+            0x08 => out.push_str("\\b"),
+            0x0C => out.push_str("\\f"),
+            0x0A => out.push_str("\\n"),
+            0x0D => out.push_str("\\r"),
+            0x09 => out.push_str("\\t"),
+            _ if u < 0x20 => out.push_str(&format!("\\u{u:04x}")),
+            _ if paired => {
+                out.push_str(&String::from_utf16(&units[i..i + 2]).unwrap());
+                i += 1;
+            }
+            0xD800..=0xDFFF => out.push_str(&format!("\\u{u:04x}")),
+            _ => out.push(char::from_u32(u as u32).unwrap()),
+        }
+        i += 1;
+    }
+    out.push('"');
+    out
+}
+
+fn naive_canonical(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => naive_js_number(*n),
+        Value::String(s) => naive_string(s),
+        Value::Array(items) => format!("[{}]", items.iter().map(naive_canonical).collect::<Vec<_>>().join(",")),
+        Value::Object(o) => {
+            let mut entries: Vec<(Vec<u16>, &JsString, &Value)> =
+                o.iter().map(|(k, v)| (k.code_units().collect(), k, v)).collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            let parts: Vec<String> = entries.iter().map(|(_, k, v)| format!("{}:{}", naive_string(k), naive_canonical(v))).collect();
+            format!("{{{}}}", parts.join(","))
+        }
+        other => panic!("not generated: {other:?}"),
+    }
+}
+
+fn js_string() -> impl Strategy<Value = JsString> {
+    let unit = prop_oneof![
+        4 => (0x20u16..0x7F),
+        1 => (0u16..0x20),
+        1 => (0x80u16..0x800),
+        1 => (0xD800u16..0xE000),
+        1 => (0xE000u16..=0xFFFF),
+        1 => Just(0x22u16),
+        1 => Just(0x5Cu16),
+    ];
+    prop::collection::vec(unit, 0..12).prop_map(|u| JsString::from_code_units(&u))
+}
+
+fn finite() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        any::<f64>().prop_filter("finite", |n| n.is_finite()),
+        (-1_000_000i64..1_000_000).prop_map(|n| n as f64),
+        Just(1e21), Just(1e-7), Just(5e-324), Just(-0.0), Just(0.1), Just(123456789e300),
+    ]
+}
+
+fn value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        finite().prop_map(Value::Number),
+        js_string().prop_map(Value::String),
+    ];
+    leaf.prop_recursive(5, 64, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::vec((js_string(), inner), 0..6)
+                .prop_map(|entries| Value::Object(Object::from_entries(entries))),
+        ]
+    })
+}
+
+fn shuffled(v: &Value, seed: u64) -> Value {
+    match v {
+        Value::Array(items) => Value::Array(items.iter().map(|i| shuffled(i, seed)).collect()),
+        Value::Object(o) => {
+            let mut entries: Vec<(JsString, Value)> = o.iter().map(|(k, v)| (k.clone(), shuffled(v, seed))).collect();
+            let n = entries.len();
+            for i in (1..n).rev() {
+                entries.swap(i, (seed.wrapping_mul(i as u64 + 7) % (i as u64 + 1)) as usize);
+            }
+            Value::Object(Object::from_entries(entries))
+        }
+        other => other.clone(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn canonical_matches_the_naive_reference(v in value()) {
+        prop_assert_eq!(canonicalize(&v).unwrap(), naive_canonical(&v));
+    }
+
+    #[test]
+    fn key_order_never_changes_a_fingerprint(v in value(), seed in any::<u64>()) {
+        let tool = JsString::from("t");
+        prop_assert_eq!(fingerprint_tool_call(&tool, &v).unwrap(), fingerprint_tool_call(&tool, &shuffled(&v, seed)).unwrap());
+    }
+
+    #[test]
+    fn canonical_output_parses_back_to_the_same_value(v in value()) {
+        let canonical = canonicalize(&v).unwrap();
+        let back = parse(&canonical).unwrap();
+        prop_assert!(deep_equal(&back, &v), "round trip changed {}", canonical);
+        prop_assert_eq!(canonicalize(&back).unwrap(), canonical);
+    }
+
+    #[test]
+    fn writer_output_parses_back(v in value()) {
+        let text = to_json(&v);
+        prop_assert_eq!(to_json(&parse(&text).unwrap()), text);
+    }
+
+    #[test]
+    fn reader_agrees_with_serde_json_on_plain_json(v in value()) {
+        let text = to_json(&v);
+        if let Ok(serde) = serde_json::from_str::<serde_json::Value>(&text) {
+            let ours = parse(&text).unwrap();
+            prop_assert!(same_as_serde(&ours, &serde), "{}", text);
+        }
+    }
+
+    #[test]
+    fn parser_never_panics_on_arbitrary_text(s in "\\PC{0,64}") {
+        let _ = parse(&s);
+        let _ = doom_loop::json::parse_lowered(&s);
+    }
+}
+
+fn same_as_serde(ours: &Value, theirs: &serde_json::Value) -> bool {
+    match (ours, theirs) {
+        (Value::Null, serde_json::Value::Null) => true,
+        (Value::Bool(a), serde_json::Value::Bool(b)) => a == b,
+        (Value::Number(a), serde_json::Value::Number(b)) => b.as_f64() == Some(*a),
+        (Value::String(a), serde_json::Value::String(b)) => a == b.as_str(),
+        (Value::Array(a), serde_json::Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_as_serde(x, y)),
+        (Value::Object(a), serde_json::Value::Object(b)) => {
+            a.len() == b.len() && b.iter().all(|(k, v)| a.get(k).is_some_and(|x| same_as_serde(x, v)))
+        }
+        _ => false,
+    }
+}
+
+#[test]
+fn naive_number_formatter_agrees_on_known_values() {
+    for (n, s) in [(1e21, "1e+21"), (1e20, "100000000000000000000"), (5e-324, "5e-324"), (1e-7, "1e-7"), (1.5e-6, "0.0000015"), (-2.5, "-2.5")] {
+        assert_eq!(naive_js_number(n), s);
+    }
+}
