@@ -1,4 +1,5 @@
-// The public API of doom-loop-wasm, over the wasm exports `wasm`.
+// The public API of doom-loop-wasm, over the wasm-bindgen exports that a
+// runtime entry (node.mjs, workerd.mjs, browser.mjs, node.cjs) installs.
 //
 // Drop-in for `@openrouter/agent/doom-loop`: the same names, signatures,
 // results and console warnings. Methods that return a Promise there return
@@ -24,190 +25,193 @@ export const DEFAULT_DOOM_LOOP_LADDER = Object.freeze({
 
 export const DEFAULT_MAX_ESCALATIONS = 2;
 
-/**
- * @param {object} wasm the wasm-bindgen exports
- * @param {() => void} assertReady throws when the module is not initialised
- */
-export function createApi(wasm, assertReady) {
-  const warnAll = (json) => {
-    for (const warning of JSON.parse(json)) console.warn(warning);
-  };
-  const toolNameArg = (toolName) => JSON.stringify(String(toolName));
+let wasm;
 
-  function resolveDoomLoopOption(option) {
-    assertReady();
-    const { resolved, warnings, error } = JSON.parse(wasm.resolveDoomLoopOption(lower(option)));
-    for (const warning of warnings) console.warn(warning);
-    if (error !== undefined) throw new TypeError(error);
-    return resolved;
+/** Called once by the runtime entry with the initialised wasm-bindgen exports. */
+export function install(exports) {
+  wasm = exports;
+}
+
+function assertReady() {
+  if (wasm === undefined) {
+    throw new Error(
+      'doom-loop-wasm is not initialised yet: `await init()` before the first call (browsers load the .wasm asynchronously)',
+    );
   }
+}
 
-  function canonicalizeKeyMaterial(value) {
-    assertReady();
-    return wasm.canonicalize(lower(value));
+const warnAll = (json) => {
+  for (const warning of JSON.parse(json)) console.warn(warning);
+};
+const toolNameArg = (toolName) => JSON.stringify(String(toolName));
+
+export function resolveDoomLoopOption(option) {
+  assertReady();
+  const { resolved, warnings, error } = JSON.parse(wasm.resolveDoomLoopOption(lower(option)));
+  for (const warning of warnings) console.warn(warning);
+  if (error !== undefined) throw new TypeError(error);
+  return resolved;
+}
+
+export function canonicalizeKeyMaterial(value) {
+  assertReady();
+  return wasm.canonicalize(lower(value));
+}
+
+export function fingerprintToolCallSync(toolName, keyMaterial) {
+  assertReady();
+  return wasm.fingerprintToolCall(toolNameArg(toolName), lower(keyMaterial));
+}
+
+export function fingerprintKeyMaterialSync(keyMaterial) {
+  assertReady();
+  return wasm.fingerprintKeyMaterial(lower(keyMaterial));
+}
+
+export function detectTextRepetition(text, options) {
+  assertReady();
+  const [arg, isJson] = textArg(text);
+  return JSON.parse(wasm.detectTextRepetition(arg, isJson, lower(options)));
+}
+
+export function resolveLadderAction(ladder, streak, options) {
+  assertReady();
+  if (options === undefined || options === null) {
+    throw new TypeError(`Cannot read properties of ${options} (reading 'allowBlock')`);
   }
+  return wasm.resolveLadderAction(lower(ladder), Number(streak), lower(options));
+}
 
-  function fingerprintToolCallSync(toolName, keyMaterial) {
-    assertReady();
-    return wasm.fingerprintToolCall(toolNameArg(toolName), lower(keyMaterial));
-  }
-
-  function fingerprintKeyMaterialSync(keyMaterial) {
-    assertReady();
-    return wasm.fingerprintKeyMaterial(lower(keyMaterial));
-  }
-
-  function detectTextRepetition(text, options) {
-    assertReady();
-    const [arg, isJson] = textArg(text);
-    return JSON.parse(wasm.detectTextRepetition(arg, isJson, lower(options)));
-  }
-
-  function resolveLadderAction(ladder, streak, options) {
-    assertReady();
-    if (options === undefined || options === null) {
-      throw new TypeError(`Cannot read properties of ${options} (reading 'allowBlock')`);
-    }
-    return wasm.resolveLadderAction(lower(ladder), Number(streak), lower(options));
-  }
-
-  function resolveLoopKeyMaterial(loopKey, args) {
-    assertReady();
-    if (typeof loopKey === 'function') return resolveLoopKeyFunction(loopKey, args);
-    // Only a field list reads the arguments; the other forms never look inside.
-    const argsText = Array.isArray(loopKey) ? lower(args) : 'null';
-    const resolution = JSON.parse(wasm.resolveLoopKeyDeclaration(lower(loopKey), argsText));
-    if (resolution.kind === 'exempt') return { kind: 'exempt' };
-    if (resolution.kind === 'fallback') {
-      return { kind: 'fallback', keyMaterial: args, warning: resolution.warning };
-    }
-    if (resolution.fields === undefined) return { kind: 'key', keyMaterial: args };
-    const subset = Object.create(null);
-    for (const field of resolution.fields) subset[field] = args[field];
-    return { kind: 'key', keyMaterial: subset };
-  }
-
-  function resolveLoopKeyFunction(loopKey, args) {
-    let result;
-    let outcome;
-    let thrown = '';
-    try {
-      result = loopKey(args);
-      outcome = result === null ? 'null' : result === undefined ? 'undefined' : 'value';
-    } catch (error) {
-      outcome = 'threw';
-      thrown = error instanceof Error ? error.message : String(error);
-    }
-    const resolution = JSON.parse(wasm.resolveLoopKeyOutcome(outcome, JSON.stringify(thrown)));
-    if (resolution.kind === 'exempt') return { kind: 'exempt' };
-    if (resolution.kind === 'key') return { kind: 'key', keyMaterial: result };
+export function resolveLoopKeyMaterial(loopKey, args) {
+  assertReady();
+  if (typeof loopKey === 'function') return resolveLoopKeyFunction(loopKey, args);
+  // Only a field list reads the arguments; the other forms never look inside.
+  const argsText = Array.isArray(loopKey) ? lower(args) : 'null';
+  const resolution = JSON.parse(wasm.resolveLoopKeyDeclaration(lower(loopKey), argsText));
+  if (resolution.kind === 'exempt') return { kind: 'exempt' };
+  if (resolution.kind === 'fallback') {
     return { kind: 'fallback', keyMaterial: args, warning: resolution.warning };
   }
+  if (resolution.fields === undefined) return { kind: 'key', keyMaterial: args };
+  const subset = Object.create(null);
+  for (const field of resolution.fields) subset[field] = args[field];
+  return { kind: 'key', keyMaterial: subset };
+}
 
-  function lowerCall(call) {
-    return `{"toolName":${toolNameArg(call.toolName)},"keyMaterial":${lower(call.keyMaterial)}}`;
+function resolveLoopKeyFunction(loopKey, args) {
+  let result;
+  let outcome;
+  let thrown = '';
+  try {
+    result = loopKey(args);
+    outcome = result === null ? 'null' : result === undefined ? 'undefined' : 'value';
+  } catch (error) {
+    outcome = 'threw';
+    thrown = error instanceof Error ? error.message : String(error);
+  }
+  const resolution = JSON.parse(wasm.resolveLoopKeyOutcome(outcome, JSON.stringify(thrown)));
+  if (resolution.kind === 'exempt') return { kind: 'exempt' };
+  if (resolution.kind === 'key') return { kind: 'key', keyMaterial: result };
+  return { kind: 'fallback', keyMaterial: args, warning: resolution.warning };
+}
+
+function lowerCall(call) {
+  return `{"toolName":${toolNameArg(call.toolName)},"keyMaterial":${lower(call.keyMaterial)}}`;
+}
+
+export class DoomLoopMonitor {
+  #inner;
+
+  constructor(config, initialState) {
+    assertReady();
+    this.#inner = new wasm.Monitor(lower(config));
+    if (initialState !== undefined) this.restore(initialState);
   }
 
-  class DoomLoopMonitor {
-    #inner;
+  #monitor() {
+    if (this.#inner === undefined) throw new Error('DoomLoopMonitor was freed');
+    return this.#inner;
+  }
 
-    constructor(config, initialState) {
-      assertReady();
-      this.#inner = new wasm.Monitor(lower(config));
-      if (initialState !== undefined) this.restore(initialState);
-    }
-
-    #monitor() {
-      if (this.#inner === undefined) throw new Error('DoomLoopMonitor was freed');
-      return this.#inner;
-    }
-
-    declareRoundSync(round, calls) {
-      const lowered = [];
-      for (const call of calls) {
-        try {
-          lowered.push(lowerCall(call));
-        } catch (error) {
-          // Reading the key material threw (a getter or proxy): excluded, as
-          // an unhashable call is, with the reference's warning.
-          console.warn(
-            `[DoomLoop] could not fingerprint a "${call.toolName}" call while declaring round ` +
-              `${round}; excluding it from the round set:`,
-            error,
-          );
-        }
+  declareRoundSync(round, calls) {
+    const lowered = [];
+    for (const call of calls) {
+      try {
+        lowered.push(lowerCall(call));
+      } catch (error) {
+        // Reading the key material threw (a getter or proxy): excluded, as
+        // an unhashable call is, with the reference's warning.
+        console.warn(
+          `[DoomLoop] could not fingerprint a "${call.toolName}" call while declaring round ` +
+            `${round}; excluding it from the round set:`,
+          error,
+        );
       }
-      warnAll(this.#monitor().declareRound(Number(round), `[${lowered.join(',')}]`));
     }
-
-    async declareRound(round, calls) {
-      return this.declareRoundSync(round, calls);
-    }
-
-    recordToolCallSync(toolName, keyMaterial, round, options) {
-      const json = this.#monitor().recordToolCall(
-        toolNameArg(toolName),
-        lower(keyMaterial),
-        Number(round),
-        lower(options),
-      );
-      return JSON.parse(json);
-    }
-
-    async recordToolCall(toolName, keyMaterial, round, options) {
-      return this.recordToolCallSync(toolName, keyMaterial, round, options);
-    }
-
-    recordAssistantTextSync(text) {
-      if (typeof text !== 'string') throw new TypeError('text.replace is not a function');
-      const [arg, isJson] = textArg(text);
-      return JSON.parse(this.#monitor().recordAssistantText(arg, isJson)) ?? undefined;
-    }
-
-    async recordAssistantText(text) {
-      return this.recordAssistantTextSync(text);
-    }
-
-    resetTextStreak() {
-      this.#monitor().resetTextStreak();
-    }
-
-    canEscalate() {
-      return this.#monitor().canEscalate();
-    }
-
-    consumeEscalation() {
-      this.#monitor().consumeEscalation();
-    }
-
-    getState() {
-      return JSON.parse(this.#monitor().getState());
-    }
-
-    restore(state) {
-      warnAll(this.#monitor().restore(lower(state)));
-    }
-
-    /** Releases the wasm memory now (otherwise a FinalizationRegistry does, eventually). */
-    free() {
-      this.#inner?.free();
-      this.#inner = undefined;
-    }
+    warnAll(this.#monitor().declareRound(Number(round), `[${lowered.join(',')}]`));
   }
 
-  return {
-    DoomLoopMonitor,
-    resolveDoomLoopOption,
-    resolveLoopKeyMaterial,
-    canonicalizeKeyMaterial,
-    // Not `async`: the reference canonicalizes before it awaits, so bad key
-    // material throws synchronously there too.
-    fingerprintToolCall: (toolName, keyMaterial) =>
-      Promise.resolve(fingerprintToolCallSync(toolName, keyMaterial)),
-    fingerprintToolCallSync,
-    fingerprintKeyMaterial: (keyMaterial) => Promise.resolve(fingerprintKeyMaterialSync(keyMaterial)),
-    fingerprintKeyMaterialSync,
-    detectTextRepetition,
-    resolveLadderAction,
-  };
+  async declareRound(round, calls) {
+    return this.declareRoundSync(round, calls);
+  }
+
+  recordToolCallSync(toolName, keyMaterial, round, options) {
+    const json = this.#monitor().recordToolCall(
+      toolNameArg(toolName),
+      lower(keyMaterial),
+      Number(round),
+      lower(options),
+    );
+    return JSON.parse(json);
+  }
+
+  async recordToolCall(toolName, keyMaterial, round, options) {
+    return this.recordToolCallSync(toolName, keyMaterial, round, options);
+  }
+
+  recordAssistantTextSync(text) {
+    if (typeof text !== 'string') throw new TypeError('text.replace is not a function');
+    const [arg, isJson] = textArg(text);
+    return JSON.parse(this.#monitor().recordAssistantText(arg, isJson)) ?? undefined;
+  }
+
+  async recordAssistantText(text) {
+    return this.recordAssistantTextSync(text);
+  }
+
+  resetTextStreak() {
+    this.#monitor().resetTextStreak();
+  }
+
+  canEscalate() {
+    return this.#monitor().canEscalate();
+  }
+
+  consumeEscalation() {
+    this.#monitor().consumeEscalation();
+  }
+
+  getState() {
+    return JSON.parse(this.#monitor().getState());
+  }
+
+  restore(state) {
+    warnAll(this.#monitor().restore(lower(state)));
+  }
+
+  /** Releases the wasm memory now (otherwise a FinalizationRegistry does, eventually). */
+  free() {
+    this.#inner?.free();
+    this.#inner = undefined;
+  }
+}
+
+// Not `async`: the reference canonicalizes before it awaits, so bad key
+// material throws synchronously there too.
+export function fingerprintToolCall(toolName, keyMaterial) {
+  return Promise.resolve(fingerprintToolCallSync(toolName, keyMaterial));
+}
+
+export function fingerprintKeyMaterial(keyMaterial) {
+  return Promise.resolve(fingerprintKeyMaterialSync(keyMaterial));
 }

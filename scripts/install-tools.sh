@@ -12,6 +12,10 @@
 #
 # Usage: scripts/install-tools.sh [STEP...]
 #   STEP is any of: rust wasm-bindgen npm chromium   (default: all of them)
+# Environment:
+#   DOOM_LOOP_TOOLS_CACHE=DIR  optional machine-wide cache of the built
+#     wasm-bindgen-cli binaries (DIR/wasm-bindgen-cli-<V>/). A fresh clone (CI)
+#     then copies them instead of spending ~5.5 min in `cargo install`.
 #
 # Notes (see scripts/RUNTIMES.md for the details):
 # * npm install scripts are never run (npm ci --ignore-scripts): the
@@ -83,6 +87,13 @@ if want wasm-bindgen; then
   [ "$(printf '%s\n' "$WB_VERSIONS" | wc -l)" -eq 1 ] || die "Cargo.lock has several wasm-bindgen versions ($(echo $WB_VERSIONS)); the CLI must match exactly one"
   WB_VERSION="$WB_VERSIONS"
   have="$("$TOOLS/bin/wasm-bindgen" --version 2>/dev/null || true)"
+  cache="${DOOM_LOOP_TOOLS_CACHE:+$DOOM_LOOP_TOOLS_CACHE/wasm-bindgen-cli-$WB_VERSION}"
+  if [ "$have" != "wasm-bindgen $WB_VERSION" ] && [ -n "$cache" ] \
+     && [ "$("$cache/wasm-bindgen" --version 2>/dev/null || true)" = "wasm-bindgen $WB_VERSION" ]; then
+    log "wasm-bindgen: copying $WB_VERSION from \$DOOM_LOOP_TOOLS_CACHE ($cache)"
+    cp -f "$cache"/* "$TOOLS/bin/"
+    have="$("$TOOLS/bin/wasm-bindgen" --version 2>/dev/null || true)"
+  fi
   if [ "$have" = "wasm-bindgen $WB_VERSION" ]; then
     log "wasm-bindgen: $have already in .tools/bin"
   else
@@ -106,6 +117,11 @@ if want wasm-bindgen; then
     fi
     have="$("$TOOLS/bin/wasm-bindgen" --version)"
     [ "$have" = "wasm-bindgen $WB_VERSION" ] || die "installed wasm-bindgen reports '$have', expected $WB_VERSION"
+    if [ -n "$cache" ]; then
+      mkdir -p "$cache"
+      cp -f "$TOOLS/bin/wasm-bindgen" "$TOOLS/bin/wasm-bindgen-test-runner" "$TOOLS/bin/wasm2es6js" "$cache/"
+      log "wasm-bindgen: cached in $cache"
+    fi
     took "wasm-bindgen-cli $WB_VERSION" "$t"
   fi
 fi
@@ -119,9 +135,9 @@ npm_platform() {  # sets DENO_PKG BUN_PKG WORKERD_PKG for this machine
   esac
 }
 
-link_tool() {  # link_tool NAME TARGET  -> .tools/bin/NAME -> TARGET (absolute)
-  [ -x "$2" ] || die "expected executable $2 (from npm) is missing"
-  ln -sfn "$2" "$TOOLS/bin/$1"
+link_tool() {  # link_tool NAME PATH-IN-PROJECT  -> .tools/bin/NAME -> ../../PATH (relative)
+  [ -x "$ROOT/$2" ] || die "expected executable $2 (from npm) is missing"
+  ln -sfn "../../$2" "$TOOLS/bin/$1"
 }
 
 if want npm; then
@@ -145,15 +161,15 @@ if want npm; then
     log "npm: bun launcher is a placeholder; running node_modules/bun/install.js (local move of $BUN_PKG/bin/bun)"
     (cd node_modules/bun && node install.js)
   fi
-  if [ -x "node_modules/$BUN_PKG/bin/bun" ]; then bun_bin="$ROOT/node_modules/$BUN_PKG/bin/bun"
-  else bun_bin="$ROOT/node_modules/bun/bin/bun.exe"; fi
+  if [ -x "node_modules/$BUN_PKG/bin/bun" ]; then bun_bin="node_modules/$BUN_PKG/bin/bun"
+  else bun_bin="node_modules/bun/bin/bun.exe"; fi
   link_tool bun      "$bun_bin"
-  link_tool deno     "$ROOT/node_modules/$DENO_PKG/deno"
-  link_tool workerd  "$ROOT/node_modules/$WORKERD_PKG/bin/workerd"
-  link_tool wasm-opt "$ROOT/node_modules/binaryen/bin/wasm-opt"
+  link_tool deno     "node_modules/$DENO_PKG/deno"
+  link_tool workerd  "node_modules/$WORKERD_PKG/bin/workerd"
+  link_tool wasm-opt "node_modules/binaryen/bin/wasm-opt"
 
   # Verify every binary actually starts.
-  for cmd in "npx --no-install bun --version" "npx --no-install deno --version" \
+  for cmd in "node_modules/.bin/bun --version" "node_modules/.bin/deno --version" \
              "node_modules/.bin/wasm-opt --version" "node_modules/.bin/workerd --version" \
              "$TOOLS/bin/bun --version" "$TOOLS/bin/deno --version"; do
     out="$($cmd 2>&1)" || die "'$cmd' failed: $out"

@@ -1,0 +1,58 @@
+//! `DoomLoopMonitor::restore` on arbitrary (lowered) JSON.
+//!
+//! Invariants:
+//! - `restore` never panics and never fails, whatever the blob;
+//! - `get_state` after a restore is a fixed point: restoring it into a fresh
+//!   monitor and reading the state back gives the same JSON, both from the
+//!   value and from its JSON text (how a caller persists it);
+//! - the monitor stays usable: recording a call for a restored tool, and
+//!   a text, afterwards does not panic, and the streak is at least 1.
+#![no_main]
+
+use doom_loop::json::{parse, parse_lowered, to_json};
+use doom_loop::{DoomLoopMonitor, JsString, ResolvedConfig, Value};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(blob) = parse_lowered(text) else {
+        return;
+    };
+    let mut monitor = DoomLoopMonitor::new(ResolvedConfig::default());
+    let warnings = monitor.restore(&blob);
+    assert_eq!(warnings.is_empty(), matches!(blob, Value::Object(_)), "warning iff not an object");
+    let state = monitor.get_state();
+    let state_json = to_json(&state);
+
+    let mut fresh = DoomLoopMonitor::new(ResolvedConfig::default());
+    assert!(fresh.restore(&state).is_empty());
+    assert_eq!(to_json(&fresh.get_state()), state_json, "restore(get_state()) is not a fixed point; blob {text:?}");
+
+    let persisted = parse(&state_json).expect("get_state JSON re-parses");
+    let mut resumed = DoomLoopMonitor::new(ResolvedConfig::default());
+    assert!(resumed.restore(&persisted).is_empty());
+    assert_eq!(to_json(&resumed.get_state()), state_json, "state does not survive JSON; blob {text:?}");
+
+    // Keep going after the restore: a restored tool (if any) and a new one.
+    let tools: Vec<JsString> = match state.as_object().and_then(|s| s.get("tools")) {
+        Some(Value::Object(t)) => t.iter().take(2).map(|(name, _)| name.clone()).collect(),
+        _ => Vec::new(),
+    };
+    let args = Value::Object(Default::default());
+    for (round, tool) in tools.iter().chain([JsString::from("fresh_tool")].iter()).enumerate() {
+        for r in [round as f64 + 1.0, round as f64 + 2.0] {
+            let record = monitor
+                .record_tool_call(tool, &args, r, &Default::default())
+                .expect("{} always fingerprints");
+            assert!(record.streak >= 1.0 && record.streak.is_finite(), "streak {}", record.streak);
+        }
+    }
+    let _ = monitor.record_assistant_text(&JsString::from("stuck stuck stuck stuck"));
+    let _ = monitor.can_escalate();
+    let after = to_json(&monitor.get_state());
+    let mut check = DoomLoopMonitor::new(ResolvedConfig::default());
+    check.restore(&parse(&after).expect("state re-parses"));
+    assert_eq!(to_json(&check.get_state()), after, "state after recording is not a fixed point");
+});

@@ -1,0 +1,2 @@
+// placeholder until the callModel adapter lands
+export {};

@@ -1,0 +1,7 @@
+// Node ≥ 20 via require(): the CommonJS glue loads the .wasm synchronously.
+'use strict';
+const api = require('./api.cjs');
+
+api.install(require('./doom_loop_node.js'));
+api.init = async function init() {};
+module.exports = api;

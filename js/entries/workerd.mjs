@@ -1,0 +1,13 @@
+// Cloudflare Workers (workerd): compiling wasm from bytes is forbidden
+// there, so the module is imported as a compiled WebAssembly.Module (the
+// CompiledWasm rule of wrangler and miniflare) and instantiated at import.
+import wasmModule from './doom_loop_bg.wasm';
+import * as glue from './doom_loop.js';
+import { install } from './api.js';
+
+glue.initSync({ module: wasmModule });
+install(glue);
+
+export * from './api.js';
+export * from './adapter.js';
+export async function init() {}
