@@ -70,6 +70,7 @@ impl XorShift {
     }
 }
 
+#[rustfmt::skip]
 const WORDS: &[&str] = &[
     "alpha", "beta", "gamma", "delta", "widget", "gadget", "invoice", "report", "café", "naïve",
     "Größe", "東京", "данные", "مرحبا", "Ωmega", "🚀launch", "señal", "ünïcödé", "path/to/file",
@@ -95,10 +96,9 @@ fn large_args() -> String {
         let weight = rng.below(1000) as f64 / 8.0;
         write!(
             out,
-            r#"{{"name":"{w1}-{id:06}","id":{id},"tags":["{t1}","{t2}",{{"weight":{weight},"label":"{w4}"}}],"price":{price},"delta":{delta},"active":{active},"meta":{{"score":{score:e},"note":"{w5}\n\"{w6}\"\t\\","parent":{parent},"dims":[{d1},{d2}]}}}}"#,
+            r#"{{"name":"{w1}-{id:06}","id":{id},"tags":["{t1}",{{"weight":{weight},"label":"{w4}"}}],"price":{price},"delta":{delta},"active":{active},"meta":{{"score":{score:e},"note":"{w5}\n\"{w6}\"\t\\","parent":{parent},"dims":[{d1},{d2}]}}}}"#,
             w1 = rng.pick(WORDS),
             t1 = rng.pick(WORDS),
-            t2 = rng.pick(WORDS),
             w4 = rng.pick(WORDS),
             active = rng.below(2) == 0,
             w5 = rng.pick(WORDS),
@@ -119,6 +119,7 @@ fn large_args() -> String {
 /// within-response repetition detector fires.
 fn long_text() -> String {
     const TARGET: usize = 4_800_000;
+    #[rustfmt::skip]
     const PROSE: &[&str] = &[
         "the", "agent", "called", "tool", "again", "and", "received", "same", "result", "so",
         "it", "decided", "to", "inspect", "file", "before", "editing", "configuration", "we",
@@ -250,7 +251,10 @@ impl JsonInput {
     }
 }
 
-fn configure_for(input_len: usize, group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
+fn configure_for(
+    input_len: usize,
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+) {
     group.throughput(Throughput::Bytes(input_len as u64));
     group.warm_up_time(Duration::from_secs(1));
     if input_len > 100_000 {
@@ -290,7 +294,8 @@ fn bench_canonicalize_fingerprint(c: &mut Criterion) {
         configure_for(input.text.len(), &mut group);
         group.bench_function("parse_fingerprint", |b| {
             b.iter(|| {
-                let value: serde_json::Value = serde_json::from_str(black_box(&input.text)).unwrap();
+                let value: serde_json::Value =
+                    serde_json::from_str(black_box(&input.text)).unwrap();
                 baseline_fingerprint(TOOL, &value)
             })
         });

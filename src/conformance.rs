@@ -192,26 +192,9 @@ fn run_fingerprint_case(case: &Object) -> std::result::Result<(), String> {
     Ok(())
 }
 
-/// Thresholds from a `detectTextRepetition` options object (`??` defaults).
-pub fn thresholds_from_options(options: Option<&Value>) -> RepetitionThresholds {
-    let defaults = RepetitionThresholds::default();
-    let pick = |name: &str, fallback: f64| {
-        match options.and_then(Value::as_object).and_then(|o| o.get(name)) {
-            None | Some(Value::Null | Value::Undefined) => fallback,
-            Some(v) => v.to_number(),
-        }
-    };
-    RepetitionThresholds {
-        max_period_tokens: pick("maxPeriodTokens", defaults.max_period_tokens),
-        min_repeats: pick("minRepeats", defaults.min_repeats),
-        min_covered_tokens: pick("minCoveredTokens", defaults.min_covered_tokens),
-        max_window_tokens: pick("maxWindowTokens", defaults.max_window_tokens),
-    }
-}
-
 fn run_text_case(case: &Object) -> std::result::Result<(), String> {
     let text = js_string_field(case, "text")?;
-    let thresholds = thresholds_from_options(case.get("options"));
+    let thresholds = RepetitionThresholds::from_js_options(case.get("options"));
     let result = detect_text_repetition(text, &thresholds);
     let actual = match &result {
         None => Value::Null,
@@ -293,7 +276,7 @@ fn run_step(monitor: &mut DoomLoopMonitor, step: &Object) -> std::result::Result
             expect_equal("declare warnings", &warnings_value(&warnings), field(step, "warnings")?)
         }
         "record" => {
-            let options = record_options(step.get("options"));
+            let options = RecordOptions::from_js(step.get("options"));
             let record = monitor
                 .record_tool_call(
                     js_string_field(step, "toolName")?,
@@ -335,18 +318,6 @@ fn run_step(monitor: &mut DoomLoopMonitor, step: &Object) -> std::result::Result
             expect_equal("restore warnings", &warnings_value(&warnings), field(step, "warnings")?)
         }
         other => Err(format!("unknown op `{other}`")),
-    }
-}
-
-/// Record options from a JS options object: `allowBlock ?? true` (truthiness),
-/// `detector ?? "tool-fingerprint"`.
-pub fn record_options(options: Option<&Value>) -> RecordOptions {
-    let defaults = RecordOptions::default();
-    let object = options.and_then(Value::as_object);
-    let get = |name: &str| object.and_then(|o| o.get(name)).filter(|v| !matches!(v, Value::Null | Value::Undefined));
-    RecordOptions {
-        allow_block: get("allowBlock").map_or(defaults.allow_block, Value::is_truthy),
-        detector: get("detector").cloned().unwrap_or(defaults.detector),
     }
 }
 
@@ -414,15 +385,3 @@ fn run_rejected(rejected: &Value) -> std::result::Result<(), String> {
     Ok(())
 }
 
-impl crate::text::TextRepetition {
-    /// The result as the reference's JSON object.
-    pub fn to_json(&self) -> String {
-        let mut out = format!(
-            "{{\"repeats\":{},\"periodTokens\":{},\"coveredTokens\":{},\"sample\":",
-            self.repeats, self.period_tokens, self.covered_tokens
-        );
-        crate::json::write_json_string(&self.sample, &mut out);
-        out.push('}');
-        out
-    }
-}

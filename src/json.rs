@@ -166,7 +166,7 @@ pub fn string_to_number(s: &str) -> f64 {
         if !prefix.contains(&lower) {
             return None;
         }
-        let digits = &trimmed[2..];
+        let digits = trimmed.get(2..)?;
         if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
             return Some(f64::NAN);
         }
@@ -300,9 +300,13 @@ impl Object {
             .iter()
             .any(|(k, _)| array_index(k.as_bytes()).is_some())
         {
-            // Stable: string keys keep insertion order behind the indices.
-            self.entries
-                .sort_by_key(|(k, _)| array_index(k.as_bytes()).map_or(u64::MAX, u64::from));
+            // Indices ascending in front, string keys behind in insertion order.
+            let (mut indices, names): (Vec<_>, Vec<_>) = std::mem::take(&mut self.entries)
+                .into_iter()
+                .partition(|(k, _)| array_index(k.as_bytes()).is_some());
+            indices.sort_unstable_by_key(|(k, _)| array_index(k.as_bytes()));
+            self.entries = indices;
+            self.entries.extend(names);
         }
     }
 }
@@ -344,19 +348,38 @@ fn dedupe_last_wins(entries: Vec<(JsString, Value)>) -> Vec<(JsString, Value)> {
         }
         return out;
     }
-    let mut position: std::collections::HashMap<JsString, usize> =
-        std::collections::HashMap::with_capacity(entries.len());
-    let mut out: Vec<(JsString, Value)> = Vec::with_capacity(entries.len());
-    for (key, value) in entries {
-        match position.get(&key) {
-            Some(&i) => out[i].1 = value,
-            None => {
-                position.insert(key.clone(), out.len());
-                out.push((key, value));
+    // Large objects: find each key's first position by sorting positions
+    // by key (stable, so equal keys stay in input order), then move each
+    // key's last value into its first slot.
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    order.sort_by(|&a, &b| entries[a].0.as_bytes().cmp(entries[b].0.as_bytes()));
+    let mut keep = vec![true; entries.len()];
+    let mut moves: Vec<(usize, usize)> = Vec::new();
+    let mut run = 0;
+    while run < order.len() {
+        let mut end = run + 1;
+        while end < order.len() && entries[order[end]].0 == entries[order[run]].0 {
+            keep[order[end]] = false;
+            end += 1;
+        }
+        if end - run > 1 {
+            moves.push((order[run], order[end - 1]));
+        }
+        run = end;
+    }
+    let mut slots: Vec<Option<(JsString, Value)>> = entries.into_iter().map(Some).collect();
+    for (first, last) in moves {
+        if let Some((_, value)) = slots[last].take() {
+            if let Some(slot) = slots[first].as_mut() {
+                slot.1 = value;
             }
         }
     }
-    out
+    slots
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(slot, kept)| slot.filter(|_| kept))
+        .collect()
 }
 
 /// Parses JSON text with `JSON.parse` semantics.

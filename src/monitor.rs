@@ -22,7 +22,6 @@
 //! Numbers are JS doubles throughout: restored state may carry any finite
 //! count, and the reference does its arithmetic in doubles.
 
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::config::ResolvedConfig;
@@ -137,6 +136,22 @@ impl Default for RecordOptions {
 }
 
 impl RecordOptions {
+
+    /// Options from a JS options object: `allowBlock ?? true` (by
+    /// truthiness), `detector ?? "tool-fingerprint"`.
+    pub fn from_js(options: Option<&Value>) -> Self {
+        let defaults = RecordOptions::default();
+        let object = options.and_then(Value::as_object);
+        let get = |name: &str| {
+            object
+                .and_then(|o| o.get(name))
+                .filter(|v| !matches!(v, Value::Null | Value::Undefined))
+        };
+        RecordOptions {
+            allow_block: get("allowBlock").map_or(defaults.allow_block, Value::is_truthy),
+            detector: get("detector").cloned().unwrap_or(defaults.detector),
+        }
+    }
     /// Options for a server-side tool record (no block, server detector label).
     pub fn server_tool() -> Self {
         RecordOptions {
@@ -188,7 +203,8 @@ pub(crate) struct StreakEntry {
     pub(crate) round_fingerprints: Arc<[JsString]>,
     pub(crate) call_streaks: Option<CallStreaks>,
     round: Option<f64>,
-    seen_this_round: HashSet<JsString>,
+    /// Fingerprints already recorded this round (a round is narrow: a list).
+    seen_this_round: Vec<JsString>,
     prior_round_fingerprints: Option<Arc<[JsString]>>,
     prior_streak: f64,
     prior_call_streaks: CallStreaks,
@@ -221,7 +237,8 @@ pub(crate) struct TextStreak {
 #[derive(Clone, Debug)]
 struct DeclaredRound {
     round: f64,
-    fingerprints: HashMap<JsString, Arc<[JsString]>>,
+    /// Per tool, in declaration order.
+    fingerprints: Vec<(JsString, Arc<[JsString]>)>,
 }
 
 /// The detector (the reference's `DoomLoopMonitor`).
@@ -240,9 +257,8 @@ struct DeclaredRound {
 #[derive(Clone, Debug)]
 pub struct DoomLoopMonitor {
     pub(crate) config: ResolvedConfig,
-    /// Per-tool entries in JS `Map` insertion order.
+    /// Per-tool entries in JS `Map` insertion order (tools are few: a list).
     pub(crate) tools: Vec<(JsString, StreakEntry)>,
-    pub(crate) tool_index: HashMap<JsString, usize>,
     pub(crate) text: Option<TextStreak>,
     pub(crate) escalations_used: f64,
     declared_round: Option<DeclaredRound>,
@@ -254,7 +270,6 @@ impl DoomLoopMonitor {
         DoomLoopMonitor {
             config,
             tools: Vec::new(),
-            tool_index: HashMap::new(),
             text: None,
             escalations_used: 0.0,
             declared_round: None,
@@ -272,13 +287,15 @@ impl DoomLoopMonitor {
     /// the error message) say which.
     pub fn declare_round(&mut self, round: f64, calls: &[DeclaredCall]) -> Vec<String> {
         let mut warnings = Vec::new();
-        let mut sets: HashMap<JsString, Vec<JsString>> = HashMap::new();
+        let mut sets: Vec<(JsString, Vec<JsString>)> = Vec::new();
         for call in calls {
             match fingerprint_tool_call(&call.tool_name, &call.key_material) {
                 Ok(fingerprint) => {
-                    sets.entry(call.tool_name.clone())
-                        .or_default()
-                        .push(JsString::from(fingerprint));
+                    let fingerprint = JsString::from(fingerprint);
+                    match sets.iter_mut().find(|(tool, _)| *tool == call.tool_name) {
+                        Some((_, set)) => set.push(fingerprint),
+                        None => sets.push((call.tool_name.clone(), vec![fingerprint])),
+                    }
                 }
                 Err(error) => warnings.push(format!(
                     "[DoomLoop] could not fingerprint a \"{}\" call while declaring round {}; excluding it from the round set: {}",
@@ -291,7 +308,7 @@ impl DoomLoopMonitor {
         let fingerprints = sets
             .into_iter()
             .map(|(tool, mut set)| {
-                set.sort_by(|a, b| a.cmp_utf16(b));
+                set.sort_by(JsString::cmp_utf16);
                 set.dedup();
                 (tool, Arc::from(set))
             })
@@ -341,7 +358,7 @@ impl DoomLoopMonitor {
         options: &RecordOptions,
     ) -> Result<CallRecord> {
         let fingerprint = JsString::from(fingerprint_tool_call(tool_name, key_material)?);
-        let slot = self.tool_index.get(tool_name).copied();
+        let slot = self.tools.iter().position(|(name, _)| name == tool_name);
         let previous = slot.map(|i| &mut self.tools[i].1);
         let is_same_round = previous
             .as_ref()
@@ -351,7 +368,8 @@ impl DoomLoopMonitor {
             .declared_round
             .as_ref()
             .filter(|d| d.round == round)
-            .and_then(|d| d.fingerprints.get(tool_name));
+            .and_then(|d| d.fingerprints.iter().find(|(tool, _)| tool == tool_name))
+            .map(|(_, set)| set);
         let declared_member = declared.is_some_and(|set| set.contains(&fingerprint));
 
         let (prior_set, prior_streak, prior_call_streaks, mut seen, mut current_calls, kept_fingerprint) =
@@ -368,7 +386,7 @@ impl DoomLoopMonitor {
                     Some(p.round_fingerprints.clone()),
                     p.streak,
                     p.call_streaks.take().unwrap_or_default(),
-                    HashSet::new(),
+                    Vec::new(),
                     CallStreaks::default(),
                     p.fingerprint.clone(),
                 ),
@@ -376,7 +394,7 @@ impl DoomLoopMonitor {
                     None,
                     0.0,
                     CallStreaks::default(),
-                    HashSet::new(),
+                    Vec::new(),
                     CallStreaks::default(),
                     fingerprint.clone(),
                 ),
@@ -418,7 +436,9 @@ impl DoomLoopMonitor {
             fingerprint.clone()
         };
 
-        seen.insert(fingerprint.clone());
+        if !duplicate_in_round {
+            seen.push(fingerprint.clone());
+        }
         current_calls.set(&fingerprint, call_streak);
         let entry = StreakEntry {
             fingerprint: entry_fingerprint,
@@ -451,10 +471,7 @@ impl DoomLoopMonitor {
     fn store_entry(&mut self, tool_name: &JsString, slot: Option<usize>, entry: StreakEntry) {
         match slot {
             Some(i) => self.tools[i].1 = entry,
-            None => {
-                self.tool_index.insert(tool_name.clone(), self.tools.len());
-                self.tools.push((tool_name.clone(), entry));
-            }
+            None => self.tools.push((tool_name.clone(), entry)),
         }
     }
 

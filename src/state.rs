@@ -61,19 +61,11 @@ impl DoomLoopMonitor {
         let Value::Object(candidate) = state else {
             return vec![INVALID_STATE_WARNING.to_string()];
         };
-        self.tools.clear();
-        self.tool_index.clear();
-        for (name, entry) in own_entries(candidate.get("tools")) {
-            if let Some(restored) = restore_entry(entry) {
-                match self.tool_index.get(&name) {
-                    Some(&i) => self.tools[i].1 = restored,
-                    None => {
-                        self.tool_index.insert(name.clone(), self.tools.len());
-                        self.tools.push((name, restored));
-                    }
-                }
-            }
-        }
+        // Names are unique: they are the own keys of one object (or array).
+        self.tools = own_entries(candidate.get("tools"))
+            .into_iter()
+            .filter_map(|(name, entry)| restore_entry(entry).map(|restored| (name, restored)))
+            .collect();
         self.text = candidate.get("text").and_then(valid_streak).map(|(f, s)| TextStreak {
             fingerprint: f.clone(),
             streak: s,
@@ -176,7 +168,7 @@ fn restored_set(value: Option<&Value>, fingerprint: &JsString) -> Arc<[JsString]
         let members: Option<Vec<JsString>> =
             items.iter().map(|v| v.as_js_string().cloned()).collect();
         if let Some(mut members) = members.filter(|m| m.len() > 1) {
-            members.sort_by(|a, b| a.cmp_utf16(b));
+            members.sort_by(JsString::cmp_utf16);
             return Arc::from(members);
         }
     }

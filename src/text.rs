@@ -27,7 +27,6 @@
 //! of tokens). Tokens are compared as byte slices, which is exact because a
 //! `JsString` stores equal code-unit sequences as equal bytes.
 
-use std::collections::HashMap;
 
 use crate::js_string::JsString;
 
@@ -203,6 +202,39 @@ fn skip_whitespace(bytes: &[u8], mut pos: usize) -> usize {
     }
 }
 
+impl RepetitionThresholds {
+    /// Thresholds from a JS options object as `detectTextRepetition` reads
+    /// it: each option `?? default`, then compared as a JS number.
+    pub fn from_js_options(options: Option<&crate::json::Value>) -> Self {
+        use crate::json::Value;
+        let defaults = RepetitionThresholds::default();
+        let pick = |name: &str, fallback: f64| match options.and_then(Value::as_object).and_then(|o| o.get(name)) {
+            None | Some(Value::Null | Value::Undefined) => fallback,
+            Some(v) => v.to_number(),
+        };
+        RepetitionThresholds {
+            max_period_tokens: pick("maxPeriodTokens", defaults.max_period_tokens),
+            min_repeats: pick("minRepeats", defaults.min_repeats),
+            min_covered_tokens: pick("minCoveredTokens", defaults.min_covered_tokens),
+            max_window_tokens: pick("maxWindowTokens", defaults.max_window_tokens),
+        }
+    }
+}
+
+impl TextRepetition {
+    /// The result as the reference's JSON object.
+    pub fn to_json(&self) -> String {
+        let mut out = format!(
+            "{{\"repeats\":{},\"periodTokens\":{},\"coveredTokens\":{},\"sample\":",
+            self.repeats, self.period_tokens, self.covered_tokens
+        );
+        crate::json::write_json_string(&self.sample, &mut out);
+        out.push('}');
+        out
+    }
+}
+
+
 /// The reference's `detectTextRepetition`: the block of at most
 /// `max_period_tokens` tokens that repeats most (by tokens covered) at the
 /// end of `text`, or `None` when no block meets the thresholds.
@@ -342,15 +374,7 @@ fn direct_repeats(tokens: &[&[u8]], period: usize) -> usize {
 fn reversed_z_function(tokens: &[&[u8]], last_period: usize) -> Vec<usize> {
     // Interning first makes every comparison O(1); comparing long tokens
     // directly could repeat the same long comparison many times.
-    let mut ids: HashMap<&[u8], usize> = HashMap::with_capacity(tokens.len());
-    let reversed: Vec<usize> = tokens
-        .iter()
-        .rev()
-        .map(|token| {
-            let next = ids.len();
-            *ids.entry(*token).or_insert(next)
-        })
-        .collect();
+    let reversed = intern(tokens.iter().rev().copied());
     let n = reversed.len();
     let limit = (last_period + 1).min(n);
     let mut z = vec![0usize; limit];
@@ -372,6 +396,23 @@ fn reversed_z_function(tokens: &[&[u8]], last_period: usize) -> Vec<usize> {
         }
     }
     z
+}
+
+/// Maps each token to a small id, equal ids for equal tokens (by sorting,
+/// which keeps a hash table out of the wasm build).
+fn intern<'a>(tokens: impl Iterator<Item = &'a [u8]>) -> Vec<usize> {
+    let tokens: Vec<&[u8]> = tokens.collect();
+    let mut order: Vec<usize> = (0..tokens.len()).collect();
+    order.sort_unstable_by(|&a, &b| tokens[a].cmp(tokens[b]));
+    let mut ids = vec![0usize; tokens.len()];
+    let mut id = 0;
+    for (rank, &index) in order.iter().enumerate() {
+        if rank > 0 && tokens[order[rank - 1]] != tokens[index] {
+            id += 1;
+        }
+        ids[index] = id;
+    }
+    ids
 }
 
 /// The tokens of the tail after the budget cut and the token window.

@@ -12,11 +12,11 @@
 //! `Error` (or `TypeError`) through the one conversion below.
 
 use doom_loop::config::{resolve_doom_loop_option, ResolvedConfig};
-use doom_loop::conformance::{record_options, thresholds_from_options};
 use doom_loop::json::{parse_lowered, to_json, write_json_string, Value};
 use doom_loop::ladder::{Ladder, LadderOptions};
 use doom_loop::loop_key::{resolve_loop_key_material, LoopKey, LoopKeyResolution};
-use doom_loop::monitor::DeclaredCall;
+use doom_loop::monitor::{DeclaredCall, RecordOptions};
+use doom_loop::text::RepetitionThresholds;
 use doom_loop::{DoomLoopMonitor, Error, ErrorKind, JsString};
 use wasm_bindgen::prelude::*;
 
@@ -115,7 +115,7 @@ pub fn resolve_option(option: &str) -> Result<String> {
 #[wasm_bindgen(js_name = detectTextRepetition)]
 pub fn detect_text_repetition(text: &str, is_json: bool, options: &str) -> Result<String> {
     let options = lowered(options)?;
-    let thresholds = thresholds_from_options(Some(&options));
+    let thresholds = RepetitionThresholds::from_js_options(Some(&options));
     Ok(
         match doom_loop::detect_text_repetition(&js_text(text, is_json)?, &thresholds) {
             Some(result) => result.to_json(),
@@ -248,7 +248,7 @@ impl Monitor {
         round: f64,
         options: &str,
     ) -> Result<String> {
-        let options = record_options(Some(&lowered(options)?));
+        let options = RecordOptions::from_js(Some(&lowered(options)?));
         let record = self.inner.record_tool_call(
             &lowered_string(tool_name)?,
             &lowered(key_material)?,
