@@ -1,2 +1,801 @@
-// placeholder until the callModel adapter lands
-export {};
+// callModel adapter: doom-loop detection for `@openrouter/agent` versions
+// that have no built-in `doomLoop` option (0.8.0), wired only through the
+// public hook points of `callModel` — per-turn request functions, the
+// `onTurnStart`/`onTurnEnd` callbacks, the `PreToolUse`/`SessionEnd`
+// lifecycle hooks, `stopWhen` and the `state` accessor.
+//
+// Runtime-neutral (no `node:` imports, no SDK import): it only rewrites the
+// request object the caller hands to `callModel`. This file is also
+// concatenated into the CommonJS build, so top-level names must not clash
+// with api.js / lower.js.
+//
+// How a run maps onto the detector:
+//
+// * A round is one batch of tool calls the SDK executes. The calls of round
+//   n are the function calls of the response that precedes it, which
+//   `onTurnEnd(n-1)` receives (and, for the very first response, the
+//   `state.save` that stores it — only when a state accessor is in use).
+//   At `onTurnStart(n)` the round is declared as a set and every call is
+//   recorded in emission order; `PreToolUse` then applies the decision of
+//   the matching call. A call the adapter could not see in advance is
+//   recorded when its `PreToolUse` fires (undeclared, per-call detection).
+// * Malformed arguments never reach `PreToolUse` in 0.8.0; such calls are
+//   recorded from the response with the raw argument text as identity.
+// * `stop`: when the calls of the next round would arm a stop verdict, the
+//   added `stopWhen` condition trips BEFORE that round runs, so no further
+//   normal request is made. 0.8.0 then runs the pending calls through
+//   `PreToolUse` (the condemned ones are refused with the verdict text) and,
+//   unless `allowFinalResponse: false`, makes its one `tool_choice: "none"`
+//   final-answer request.
+// * `steer`: queued guidance (deduplicated by exact text) is appended to the
+//   `instructions` of the next request only. `escalate`: the next follow-up
+//   request runs on `escalation.model` (budgeted by `maxEscalations`).
+// * State: the detector snapshot rides on the ConversationState as
+//   `doomLoop`, in the same shape the reference engine persists.
+
+import {
+  DoomLoopMonitor,
+  resolveDoomLoopOption,
+  resolveLoopKeyMaterial,
+  fingerprintToolCallSync,
+} from './api.js';
+
+/**
+ * @typedef {import('./index.js').DoomLoopVerdict} DoomLoopVerdict
+ * @typedef {import('./index.js').DoomLoopOption} DoomLoopOption
+ * @typedef {import('./index.js').DoomLoopSerializedState} DoomLoopSerializedState
+ */
+
+/**
+ * @typedef {object} WithDoomLoopOptions
+ * @property {DoomLoopOption} [doomLoop] `true` (default) for the reference defaults, a
+ *   `DoomLoopConfig` to tune the ladder / text detection / escalation, `false` to turn
+ *   detection off (a plain copy of the input is returned, with the read-only methods).
+ *   May also be given as `input.doomLoop`; this option wins.
+ * @property {Record<string, unknown>} [loopKeys] Per-tool loop identity, by tool name:
+ *   a function `(args) => keyMaterial | null`, a field list `['command', 'cwd']`, or
+ *   `false` to exempt the tool. Takes precedence over `tool.function.loopKey` on the
+ *   tool object itself (`tool()` of 0.8.0 drops unknown config keys, so set it on the
+ *   returned object or use this option).
+ * @property {(verdict: DoomLoopVerdict) => void} [onDetected] Called for every verdict the
+ *   ladder produces (the adapter's stand-in for the reference's `DoomLoopDetected` hook —
+ *   this is the only visible effect of the `observe` rung). Observation only; errors are
+ *   logged and ignored.
+ */
+
+/**
+ * Read-only methods added (non-enumerable, so `callModel` never sends them) to the
+ * object returned by {@link withDoomLoop}.
+ *
+ * @typedef {object} DoomLoopRunInfo
+ * @property {() => DoomLoopVerdict | null} getDoomLoopVerdict The `stop` verdict that
+ *   halted (or, after a decision-only resume, keeps halting) the run; `null` otherwise.
+ * @property {() => ('doom_loop'|'complete'|'max_turns'|'error'|'user'|undefined)} getDoomLoopEndReason
+ *   How the run ended: the SDK's `SessionEnd` reason, except `'doom_loop'` when the
+ *   adapter's stop ended it (0.8.0 itself reports `'max_turns'` for every stop
+ *   condition). `undefined` until the run has ended.
+ * @property {() => DoomLoopVerdict[]} getDoomLoopVerdicts Every verdict so far, in order.
+ * @property {() => DoomLoopSerializedState} getDoomLoopState The detector snapshot that is
+ *   (or would be) persisted as `ConversationState.doomLoop`.
+ */
+
+/**
+ * Adds doom-loop detection to a `callModel` request of `@openrouter/agent` 0.8.0.
+ *
+ * Returns a new request object (the input is not modified) whose `stopWhen`,
+ * `onTurnStart`, `onTurnEnd`, `hooks`, `instructions`, `toolChoice` (with tools),
+ * `state` (when given) and — with `escalation.model` — `model`/`models` are wrapped;
+ * the caller's own values keep working. Use one returned object per `callModel`
+ * call; detector memory crosses runs through the `state` accessor, as in the reference.
+ *
+ * @example
+ * const run = withDoomLoop({ model, input, tools, stopWhen: stepCountIs(40), state }, { doomLoop: true });
+ * const result = client.callModel(run);
+ * const text = await result.getText();
+ * if (run.getDoomLoopEndReason() === 'doom_loop') console.warn(run.getDoomLoopVerdict().message);
+ *
+ * @template {Record<string, unknown>} T
+ * @param {T} input the request you would pass to `callModel`
+ * @param {WithDoomLoopOptions} [options]
+ * @returns {T & DoomLoopRunInfo}
+ */
+export function withDoomLoop(input, options = {}) {
+  if (input === null || typeof input !== 'object') {
+    throw new TypeError('withDoomLoop(input, options): input must be a callModel request object');
+  }
+  const opts = options ?? {};
+  const option = opts.doomLoop !== undefined ? opts.doomLoop : input.doomLoop !== undefined ? input.doomLoop : true;
+  // `doomLoop` is not a 0.8.0 request field: left in place it would be sent on the wire.
+  const { doomLoop: _ignored, ...request } = input;
+  const config = resolveDoomLoopOption(adapterEscalationInput(option));
+  if (config === null) return attachRunInfo(request, null);
+  const guard = new CallModelDoomLoop(config, request, opts);
+  return attachRunInfo(guard.augment(), guard);
+}
+
+/** 0.8.0 cannot add tools per turn, so the advisor mechanism is unavailable. */
+function adapterEscalationInput(option) {
+  if (option === null || typeof option !== 'object' || option.escalation == null) return option;
+  const { advisor, ...escalation } = option.escalation;
+  if (advisor === undefined || advisor === false) return option;
+  console.warn(
+    '[DoomLoop] escalation.advisor is ignored: @openrouter/agent 0.8.0 cannot add a server tool ' +
+      'for a single turn. Only escalation.model is applied.',
+  );
+  return { ...option, escalation };
+}
+
+function attachRunInfo(target, guard) {
+  const methods = {
+    getDoomLoopVerdict: () => (guard ? guard.stopVerdict() : null),
+    getDoomLoopEndReason: () => (guard ? guard.endReason() : undefined),
+    getDoomLoopVerdicts: () => (guard ? guard.verdicts() : []),
+    getDoomLoopState: () => (guard ? guard.snapshot() : { tools: {} }),
+  };
+  for (const [name, value] of Object.entries(methods)) {
+    Object.defineProperty(target, name, { value, enumerable: false, configurable: true, writable: true });
+  }
+  return target;
+}
+
+const PROCEED = Object.freeze({ action: 'proceed' });
+
+/** Why the pending calls of a halted run were not executed (also the text the model reads). */
+function haltText(verdict) {
+  const reason = verdict && typeof verdict.message === 'string' ? ` ${verdict.message}` : '';
+  return `Not executed: this run was stopped by doom-loop detection.${reason}`;
+}
+
+/** Call a request field that may be a per-turn function. */
+function resolveTurnValue(value, ctx) {
+  return typeof value === 'function' ? value(ctx) : value;
+}
+
+function isPlainRecord(value) {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Parses a function_call's arguments the way the 0.8.0 tool loop does. */
+function parseCallArguments(raw) {
+  if (typeof raw !== 'string') return { args: raw, malformed: false };
+  const trimmed = raw.trim();
+  if (trimmed === '') return { args: {}, malformed: false };
+  try {
+    return { args: JSON.parse(trimmed), malformed: false };
+  } catch {
+    return { args: raw, malformed: true };
+  }
+}
+
+/** Assistant text of a response: the pre-joined `outputText`, else the first message. */
+function responseText(response) {
+  if (typeof response?.outputText === 'string' && response.outputText !== '') return response.outputText;
+  const message = Array.isArray(response?.output)
+    ? response.output.find((item) => item && item.type === 'message')
+    : undefined;
+  return message ? messageText(message) : '';
+}
+
+function messageText(message) {
+  if (!Array.isArray(message.content)) return typeof message.content === 'string' ? message.content : '';
+  return message.content
+    .filter((part) => part && part.type === 'output_text' && typeof part.text === 'string')
+    .map((part) => part.text)
+    .join('');
+}
+
+/**
+ * Identity of a server-tool output item (web_search_call, …): the request fields it
+ * echoes, without ids, status or results, so repeats fingerprint alike. Null when
+ * nothing identifying is left.
+ */
+function serverToolIdentity(item) {
+  const skipped = new Set(['id', 'type', 'status', 'output', 'result', 'results', 'error']);
+  const identity = Object.create(null);
+  let fields = 0;
+  for (const [key, value] of Object.entries(item)) {
+    if (skipped.has(key) || value === undefined) continue;
+    if (typeof value === 'function' || typeof value === 'symbol') continue;
+    identity[key] = value;
+    fields++;
+  }
+  return fields > 0 ? identity : null;
+}
+
+function isServerToolItem(item) {
+  return (
+    isPlainRecord(item) &&
+    typeof item.type === 'string' &&
+    item.type !== 'message' &&
+    item.type !== 'reasoning' &&
+    item.type !== 'function_call' &&
+    item.type !== 'function_call_output'
+  );
+}
+
+/** Is this state message something a model response produced (vs. caller input)? */
+function isResponseItem(item) {
+  if (!isPlainRecord(item)) return false;
+  if (item.type === 'function_call_output') return false;
+  if (item.type === 'message' || item.type === undefined) return item.role === 'assistant';
+  return typeof item.type === 'string';
+}
+
+class CallModelDoomLoop {
+  #config;
+  #monitor;
+  #request;
+  #loopKeys;
+  #onDetected;
+  #round = 0;
+  // 'closed' between rounds; 'planned' (declared from the response), 'lazy'
+  // (calls seen only at PreToolUse) or 'sealed' (a stop was armed before it).
+  #roundKind = 'closed';
+  #roundDecisions = new Map();
+  #plannedDecisions = new Map();
+  // The calls of the next round, known from the response that carries them.
+  #next = null;
+  #stop = null;
+  #steer = [];
+  #escalation = null;
+  #escalateTurn = -1;
+  #verdicts = [];
+  #loopStopped = false;
+  #stoppedByDoom = false;
+  #finalTurn = false;
+  #turnsStarted = 0;
+  #endReason = undefined;
+  #stateLoaded = false;
+  #messagesSeen = 0;
+  #lastResponseId = undefined;
+  #lastStatus = undefined;
+  #reuseWarned = false;
+
+  constructor(config, request, options) {
+    this.#config = config;
+    this.#request = request;
+    this.#monitor = new DoomLoopMonitor(config);
+    this.#loopKeys = isPlainRecord(options.loopKeys) ? options.loopKeys : {};
+    this.#onDetected = typeof options.onDetected === 'function' ? options.onDetected : undefined;
+  }
+
+  // ---------------------------------------------------------------- wiring
+
+  augment() {
+    const request = this.#request;
+    const out = { ...request };
+    const userStop = request.stopWhen;
+    out.stopWhen = (ctx) => this.#stopWhen(ctx, userStop);
+    out.onTurnStart = async (ctx) => {
+      this.#guarded(() => this.#turnStart(ctx));
+      if (typeof request.onTurnStart === 'function') await request.onTurnStart(ctx);
+    };
+    out.onTurnEnd = async (ctx, response) => {
+      this.#guarded(() => this.#turnEnd(ctx, response));
+      if (typeof request.onTurnEnd === 'function') await request.onTurnEnd(ctx, response);
+    };
+    out.hooks = this.#hooks(request.hooks);
+    out.instructions = (ctx) => this.#instructions(ctx);
+    if (Array.isArray(request.tools) && request.tools.length > 0) {
+      out.toolChoice = (ctx) => this.#toolChoice(ctx);
+    }
+    if (this.#config.escalation?.model !== undefined) {
+      out.model = (ctx) =>
+        this.#escalateTurn === ctx?.numberOfTurns ? this.#config.escalation.model : resolveTurnValue(request.model, ctx);
+      if (request.models !== undefined) {
+        out.models = (ctx) => (this.#escalateTurn === ctx?.numberOfTurns ? undefined : resolveTurnValue(request.models, ctx));
+      }
+    }
+    if (request.state && typeof request.state.load === 'function' && typeof request.state.save === 'function') {
+      const state = request.state;
+      out.state = {
+        load: async () => {
+          const loaded = await state.load();
+          if (!this.#stateLoaded) {
+            this.#stateLoaded = true;
+            this.#guarded(() => this.#restore(loaded));
+          }
+          return loaded;
+        },
+        save: async (snapshot) => {
+          this.#guarded(() => this.#beforeSave(snapshot));
+          return state.save(snapshot);
+        },
+      };
+    }
+    return out;
+  }
+
+  /** Detection must never fail a run: internal errors are logged and skipped. */
+  #guarded(fn) {
+    try {
+      return fn();
+    } catch (error) {
+      console.warn('[DoomLoop] internal adapter error ignored; the run continues:', error);
+      return undefined;
+    }
+  }
+
+  #checkReuse() {
+    if (this.#endReason !== undefined && !this.#reuseWarned) {
+      this.#reuseWarned = true;
+      console.warn(
+        '[DoomLoop] this withDoomLoop() request already served a run; wrap the input again for every ' +
+          'callModel() call (detector memory carries between runs through the state accessor).',
+      );
+    }
+  }
+
+  #hooks(userHooks) {
+    const pre = { handler: (payload) => this.#guarded(() => this.#preToolUse(payload)) };
+    const end = { handler: (payload) => void this.#guarded(() => this.#sessionEnd(payload)) };
+    if (userHooks == null) return { PreToolUse: [pre], SessionEnd: [end] };
+    if (typeof userHooks.emit === 'function' && typeof userHooks.on === 'function') {
+      return this.#wrapManager(userHooks);
+    }
+    const merged = { ...userHooks };
+    merged.PreToolUse = [pre, ...(Array.isArray(userHooks.PreToolUse) ? userHooks.PreToolUse : [])];
+    merged.SessionEnd = [
+      end,
+      ...(Array.isArray(userHooks.SessionEnd) ? userHooks.SessionEnd : []).map((entry) =>
+        entry && typeof entry.handler === 'function'
+          ? {
+              ...entry,
+              handler: (payload, ctx) =>
+                entry.handler(this.#endReason === 'doom_loop' ? { ...payload, reason: 'doom_loop' } : payload, ctx),
+            }
+          : entry,
+      ),
+    ];
+    return merged;
+  }
+
+  /**
+   * A caller-owned HooksManager is not modified: a view of it (same handlers, same
+   * pending work) runs the adapter's check before its own PreToolUse chain.
+   */
+  #wrapManager(manager) {
+    const view = Object.create(manager);
+    view.emit = async (hookName, payload, context) => {
+      if (hookName === 'PreToolUse') {
+        const result = this.#guarded(() => this.#preToolUse(payload));
+        if (result?.block) {
+          return { results: [result], pending: [], finalPayload: payload, blocked: true, mutated: false };
+        }
+      } else if (hookName === 'SessionEnd') {
+        this.#guarded(() => this.#sessionEnd(payload));
+      }
+      return manager.emit(hookName, payload, context);
+    };
+    return view;
+  }
+
+  // ------------------------------------------------------------ read side
+
+  stopVerdict() {
+    return this.#stop;
+  }
+
+  endReason() {
+    if (this.#endReason !== undefined) return this.#endReason;
+    // 0.8.0 emits no SessionEnd for a resume with approval decisions; its last
+    // save tells how it ended.
+    if (this.#lastStatus === 'complete') return this.#stop !== null ? 'doom_loop' : 'complete';
+    return undefined;
+  }
+
+  verdicts() {
+    return this.#verdicts.slice();
+  }
+
+  snapshot() {
+    return {
+      ...this.#monitor.getState(),
+      ...(this.#stop !== null && { stopVerdict: this.#stop }),
+      ...(this.#steer.length > 0 && { pendingSteer: [...this.#steer] }),
+    };
+  }
+
+  // ------------------------------------------------------- tool identity
+
+  #toolFor(name) {
+    const tools = Array.isArray(this.#request.tools) ? this.#request.tools : [];
+    const tool = tools.find((t) => t && t.type === 'function' && t.function && t.function.name === name);
+    if (!tool) return undefined;
+    const fn = tool.function;
+    return typeof fn.execute === 'function' || typeof fn.onToolCalled === 'function' ? tool : undefined;
+  }
+
+  #mayNeedApproval(name) {
+    if (typeof this.#request.requireApproval === 'function') return true;
+    const requireApproval = this.#toolFor(name)?.function.requireApproval;
+    return requireApproval === true || typeof requireApproval === 'function';
+  }
+
+  #loopKeyFor(name, tool) {
+    if (Object.hasOwn(this.#loopKeys, name) && this.#loopKeys[name] !== undefined) return this.#loopKeys[name];
+    return tool?.function.loopKey;
+  }
+
+  /**
+   * Resolves one call's identity once (a loopKey function is user code and runs at
+   * most once per call). `{ skip: true }` = not monitored; otherwise the key material
+   * and the identity to retry with when it cannot be fingerprinted (null: none).
+   */
+  #identity(name, args, malformed) {
+    if (malformed) return { keyMaterial: args, fallback: null };
+    const callArgs = args ?? {};
+    let resolution;
+    try {
+      resolution = resolveLoopKeyMaterial(this.#loopKeyFor(name, this.#toolFor(name)), callArgs);
+    } catch (error) {
+      console.warn(`[DoomLoop] the loop identity of a "${name}" call could not be resolved; not monitoring it:`, error);
+      return { skip: true };
+    }
+    if (resolution.kind === 'exempt') return { skip: true };
+    if (resolution.kind === 'fallback') console.warn(`[DoomLoop] ${name}: ${resolution.warning}`);
+    return {
+      keyMaterial: resolution.keyMaterial,
+      fallback: resolution.keyMaterial === callArgs ? null : callArgs,
+    };
+  }
+
+  /** The calls of a response that the SDK will execute, in emission order, identities resolved. */
+  #plan(items) {
+    const calls = [];
+    for (const item of Array.isArray(items) ? items : []) {
+      if (!isPlainRecord(item) || item.type !== 'function_call') continue;
+      const name = String(item.name);
+      // Unknown and client-executed tools are never executed by the loop: not evidence.
+      if (!this.#toolFor(name)) continue;
+      const { args, malformed } = parseCallArguments(item.arguments);
+      calls.push({
+        name,
+        malformed,
+        signature: malformed ? undefined : this.#signature(name, args ?? {}),
+        identity: this.#identity(name, args, malformed),
+      });
+    }
+    return calls;
+  }
+
+  #signature(name, args) {
+    try {
+      return `${name}\n${JSON.stringify(args)}`;
+    } catch {
+      return undefined;
+    }
+  }
+
+  // ------------------------------------------------------------ recording
+
+  /**
+   * Records one call with the reference's fallback chain: the resolved identity, then
+   * the full arguments, then no detection. In-round duplicates reuse the first
+   * decision. `effects: false` evaluates without consequences (round preview).
+   */
+  #evaluate(monitor, decisions, name, identity, options, effects = true) {
+    const quiet = !effects;
+    let record;
+    try {
+      record = monitor.recordToolCallSync(name, identity.keyMaterial, this.#round, options);
+    } catch (error) {
+      if (identity.fallback === null) {
+        if (!quiet) console.warn(`[DoomLoop] a "${name}" call cannot be fingerprinted; not monitoring it:`, error);
+        return PROCEED;
+      }
+      if (!quiet) console.warn(`[DoomLoop] the loop key of a "${name}" call cannot be fingerprinted; using its full arguments:`, error);
+      try {
+        record = monitor.recordToolCallSync(name, identity.fallback, this.#round, options);
+      } catch (fallbackError) {
+        if (!quiet) console.warn(`[DoomLoop] the arguments of a "${name}" call cannot be fingerprinted either; not monitoring it:`, fallbackError);
+        return PROCEED;
+      }
+    }
+    const key = `${name}\n${record.fingerprint}`;
+    if (record.duplicateInRound) return decisions.get(key) ?? PROCEED;
+    if (!record.verdict) {
+      decisions.set(key, PROCEED);
+      return PROCEED;
+    }
+    const decision = { action: record.verdict.action, message: record.verdict.message, verdict: record.verdict };
+    decisions.set(key, decision);
+    if (effects) this.#apply(record.verdict);
+    return decision;
+  }
+
+  #apply(verdict) {
+    this.#verdicts.push(verdict);
+    if (this.#onDetected) {
+      try {
+        this.#onDetected(verdict);
+      } catch (error) {
+        console.warn('[DoomLoop] onDetected threw; ignored:', error);
+      }
+    }
+    let action = verdict.action;
+    if (action === 'block' && verdict.detector !== 'tool-fingerprint') action = 'observe';
+    if (action === 'steer') {
+      this.#queueSteer(verdict.message);
+    } else if (action === 'escalate') {
+      // The first escalation of a window wins; a second must not spend budget twice.
+      if (this.#escalation === null) {
+        this.#escalation = verdict;
+        this.#queueSteer(`${verdict.message} The next turn runs on a stronger model: use it to change course.`);
+      }
+    } else if (action === 'stop') {
+      this.#stop = verdict;
+    }
+  }
+
+  #queueSteer(message) {
+    if (!this.#steer.includes(message)) this.#steer.push(message);
+  }
+
+  #openRound(kind) {
+    this.#round++;
+    this.#roundKind = kind;
+    this.#roundDecisions = new Map();
+    this.#plannedDecisions = new Map();
+  }
+
+  /** Declares the round's complete call set, then records each call in emission order. */
+  #commit(calls) {
+    this.#openRound('planned');
+    const monitored = calls.filter((call) => !call.identity.skip);
+    this.#monitor.declareRoundSync(
+      this.#round,
+      monitored.map((call) => ({ toolName: call.name, keyMaterial: call.identity.keyMaterial })),
+    );
+    for (const call of calls) {
+      const decision = call.identity.skip
+        ? PROCEED
+        : this.#evaluate(this.#monitor, this.#roundDecisions, call.name, call.identity, {
+            allowBlock: true,
+            detector: 'tool-fingerprint',
+          });
+      if (call.signature === undefined) continue;
+      const queue = this.#plannedDecisions.get(call.signature);
+      if (queue) queue.push(decision);
+      else this.#plannedDecisions.set(call.signature, [decision]);
+    }
+  }
+
+  /** Would recording these calls as the next round arm a stop? Evaluated on a copy. */
+  #previewStops(calls) {
+    const scratch = new DoomLoopMonitor(this.#config, this.#monitor.getState());
+    try {
+      const monitored = calls.filter((call) => !call.identity.skip);
+      const hashable = monitored.filter((call) => {
+        try {
+          fingerprintToolCallSync(call.name, call.identity.keyMaterial);
+          return true;
+        } catch {
+          return false;
+        }
+      });
+      scratch.declareRoundSync(
+        this.#round + 1,
+        hashable.map((call) => ({ toolName: call.name, keyMaterial: call.identity.keyMaterial })),
+      );
+      const decisions = new Map();
+      const saved = this.#round;
+      this.#round = saved + 1;
+      try {
+        for (const call of monitored) {
+          const decision = this.#evaluate(scratch, decisions, call.name, call.identity, {
+            allowBlock: true,
+            detector: 'tool-fingerprint',
+          }, false);
+          if (decision.action === 'stop') return true;
+        }
+      } finally {
+        this.#round = saved;
+      }
+      return false;
+    } finally {
+      scratch.free();
+    }
+  }
+
+  /** Text and server-tool checkpoints for a fresh response, then the next round's plan. */
+  #onResponse(items, text) {
+    let verdict;
+    try {
+      verdict = this.#monitor.recordAssistantTextSync(text);
+    } catch (error) {
+      console.warn('[DoomLoop] text check skipped for this response:', error);
+    }
+    if (verdict) this.#apply(verdict);
+    for (const item of Array.isArray(items) ? items : []) {
+      if (!isServerToolItem(item)) continue;
+      const identity = serverToolIdentity(item);
+      if (identity === null) continue;
+      this.#evaluate(this.#monitor, this.#roundDecisions, `server:${item.type}`, { keyMaterial: identity, fallback: null }, {
+        allowBlock: false,
+        detector: 'server-tool-fingerprint',
+      });
+    }
+    const calls = this.#plan(items);
+    // A round that may pause for approval is left to the SDK's approval flow.
+    const previewable = this.#stop === null && calls.length > 0 && !calls.some((call) => this.#mayNeedApproval(call.name));
+    this.#next = { calls, stops: previewable && this.#previewStops(calls), committed: false };
+  }
+
+  // ---------------------------------------------------------- hook points
+
+  async #stopWhen(ctx, userStop) {
+    let mine = false;
+    this.#guarded(() => {
+      this.#checkReuse();
+      if (this.#stop === null && this.#next?.stops && !this.#next.committed) {
+        // Record the condemned round now: the loop will not start it normally.
+        this.#commit(this.#next.calls);
+        this.#next.committed = true;
+      }
+      mine = this.#stop !== null;
+    });
+    const conditions = userStop === undefined ? [] : Array.isArray(userStop) ? userStop : [userStop];
+    const results = await Promise.all(conditions.map((condition) => condition(ctx)));
+    const stopped = mine || results.some((result) => result === true);
+    this.#loopStopped = stopped;
+    this.#stoppedByDoom = mine;
+    return stopped;
+  }
+
+  #turnStart(ctx) {
+    this.#checkReuse();
+    this.#turnsStarted++;
+    this.#finalTurn = this.#loopStopped;
+    const next = this.#next;
+    this.#next = null;
+    if (next?.committed) {
+      // Recorded by stopWhen already.
+    } else if (this.#finalTurn && this.#stop !== null) {
+      // Halted before this round: none of its calls runs, none is recorded.
+      this.#roundKind = 'sealed';
+    } else if (next) {
+      this.#commit(next.calls);
+    } else {
+      this.#openRound('lazy');
+    }
+    const turn = ctx?.numberOfTurns;
+    this.#escalateTurn = -1;
+    if (this.#escalation !== null) {
+      const canApply = !this.#finalTurn && this.#monitor.canEscalate();
+      this.#escalation = null;
+      if (canApply) {
+        this.#monitor.consumeEscalation();
+        this.#escalateTurn = turn;
+      }
+    }
+  }
+
+  #turnEnd(_ctx, response) {
+    this.#roundKind = 'closed';
+    this.#lastResponseId = response?.id;
+    // The SDK's forced final answer is not inspected (no round can follow it).
+    if (this.#finalTurn) return;
+    this.#onResponse(response?.output, responseText(response));
+  }
+
+  #preToolUse(payload) {
+    this.#checkReuse();
+    const name = String(payload?.toolName);
+    const input = payload?.toolInput ?? {};
+    if (this.#roundKind === 'sealed') return { block: haltText(this.#stop) };
+    let decision;
+    const queue = this.#roundKind === 'planned' ? this.#plannedDecisions.get(this.#signature(name, input)) : undefined;
+    if (queue && queue.length > 0) {
+      decision = queue.shift();
+    } else {
+      // Not seen in advance (the first response without a state accessor, approval batches).
+      if (this.#roundKind === 'closed') this.#openRound('lazy');
+      const identity = this.#identity(name, input, false);
+      decision = identity.skip
+        ? PROCEED
+        : this.#evaluate(this.#monitor, this.#roundDecisions, name, identity, { allowBlock: true, detector: 'tool-fingerprint' });
+    }
+    if (decision.action === 'block' || decision.action === 'stop') {
+      return {
+        block:
+          typeof decision.message === 'string' && decision.message !== ''
+            ? decision.message
+            : `Doom loop suspected: this "${name}" call keeps repeating and was refused. Try something different.`,
+      };
+    }
+    // 0.8.0 executes the calls pending at a stop without its approval gate: refuse
+    // anything that could need approval rather than run it unapproved.
+    if (this.#finalTurn && this.#stoppedByDoom && this.#mayNeedApproval(name)) return { block: haltText(this.#stop) };
+    return undefined;
+  }
+
+  #sessionEnd(payload) {
+    const reason = payload?.reason;
+    // 0.8.0 says 'max_turns' for any stop condition, and 'complete' for a run that
+    // ends without a loop (a text answer, a resume whose stop verdict was kept). A
+    // paused run (awaiting approval/HITL/client tools) keeps its reason.
+    const paused = typeof this.#lastStatus === 'string' && this.#lastStatus.startsWith('awaiting_');
+    const doom =
+      (reason === 'max_turns' && this.#stoppedByDoom) || (reason === 'complete' && this.#stop !== null && !paused);
+    this.#endReason = doom ? 'doom_loop' : reason;
+  }
+
+  #instructions(ctx) {
+    const base = resolveTurnValue(this.#request.instructions, ctx);
+    if (this.#steer.length === 0) return base;
+    // Taken now, so the guidance goes into exactly this request.
+    const guidance = this.#steer.join('\n');
+    this.#steer = [];
+    const append = (value) => (typeof value === 'string' && value !== '' ? `${value}\n\n${guidance}` : guidance);
+    return base !== null && typeof base === 'object' && typeof base.then === 'function' ? base.then(append) : append(base);
+  }
+
+  #toolChoice(ctx) {
+    const base = resolveTurnValue(this.#request.toolChoice, ctx);
+    // A stop armed after this request was planned (a round that was not previewed,
+    // a decision-only resume): make it the final text-only turn.
+    return this.#stop !== null ? 'none' : base;
+  }
+
+  // ---------------------------------------------------------------- state
+
+  #restore(loaded) {
+    if (!isPlainRecord(loaded)) return;
+    this.#messagesSeen = Array.isArray(loaded.messages) ? loaded.messages.length : 0;
+    this.#lastResponseId = loaded.previousResponseId;
+    if (loaded.doomLoop === undefined) return;
+    const persisted = loaded.doomLoop;
+    this.#monitor.restore(persisted);
+    if (!isPlainRecord(persisted)) return;
+    if (Array.isArray(persisted.pendingSteer)) {
+      for (const message of persisted.pendingSteer) if (typeof message === 'string') this.#queueSteer(message);
+    }
+    // A stopped run stays stopped when resumed with approval decisions only; a fresh
+    // turn (new input) clears the verdict but keeps the evidence.
+    const decisionResume =
+      (Array.isArray(this.#request.approveToolCalls) && this.#request.approveToolCalls.length > 0) ||
+      (Array.isArray(this.#request.rejectToolCalls) && this.#request.rejectToolCalls.length > 0);
+    if (decisionResume && isPlainRecord(persisted.stopVerdict)) this.#stop = persisted.stopVerdict;
+  }
+
+  #beforeSave(snapshot) {
+    if (!isPlainRecord(snapshot)) return;
+    const messages = Array.isArray(snapshot.messages) ? snapshot.messages : [];
+    // The first response of a run never reaches onTurnEnd; its save is where it shows.
+    const responseId = snapshot.previousResponseId;
+    if (this.#turnsStarted === 0 && responseId !== undefined && responseId !== this.#lastResponseId) {
+      const fresh = messages.slice(this.#messagesSeen);
+      let start = fresh.length;
+      while (start > 0 && isResponseItem(fresh[start - 1])) start--;
+      const items = fresh.slice(start);
+      const text = items.filter((item) => item.type === 'message' || item.type === undefined).map(messageText).join('');
+      this.#onResponse(items, text);
+    }
+    this.#lastResponseId = responseId;
+    this.#lastStatus = snapshot.status;
+    if (snapshot.status === 'complete' && this.#stoppedByDoom) this.#seal(snapshot);
+    snapshot.doomLoop = this.snapshot();
+    this.#messagesSeen = Array.isArray(snapshot.messages) ? snapshot.messages.length : 0;
+  }
+
+  /** A halted run must not persist calls without outputs (a resume would be rejected). */
+  #seal(snapshot) {
+    const messages = Array.isArray(snapshot.messages) ? snapshot.messages : [];
+    const answered = new Set(
+      messages.filter((m) => isPlainRecord(m) && m.type === 'function_call_output').map((m) => m.callId ?? m.call_id),
+    );
+    const outputs = messages
+      .filter((m) => isPlainRecord(m) && m.type === 'function_call' && !answered.has(m.callId ?? m.call_id))
+      .map((m) => {
+        const callId = m.callId ?? m.call_id;
+        return {
+          type: 'function_call_output',
+          id: `output_${callId}`,
+          callId,
+          output: JSON.stringify({ error: haltText(this.#stop) }),
+        };
+      });
+    if (outputs.length > 0) snapshot.messages = [...messages, ...outputs];
+  }
+}

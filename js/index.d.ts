@@ -136,3 +136,60 @@ export declare class DoomLoopMonitor {
   /** Frees the wasm memory now; otherwise a FinalizationRegistry reclaims it. */
   free(): void;
 }
+
+/** One call of a replay timeline. */
+export interface TimelineCall {
+  toolName: string;
+  fingerprint: string | null;
+  streak: number;
+  duplicateInRound: boolean;
+  exempt: boolean;
+  malformed: boolean;
+  verdict: DoomLoopVerdict | null;
+}
+
+/** The result of {@link replayTranscript}. */
+export interface Timeline {
+  rounds: { round: number; textVerdict: DoomLoopVerdict | null; calls: TimelineCall[] }[];
+  totalRounds: number;
+  stopVerdict: DoomLoopVerdict | null;
+  warnings: string[];
+  state: DoomLoopSerializedState;
+  /** The terminal rendering (what `doomloop replay` prints). */
+  text: string;
+}
+
+/**
+ * Replays a transcript — `{doomLoop?, loopKeys?, rounds: [{text?, calls: [{toolName, args}]}]}`,
+ * or a chat / Responses message list — through a fresh detector.
+ */
+export declare function replayTranscript(transcript: unknown): Timeline;
+
+/** Options of {@link withDoomLoop}. */
+export interface WithDoomLoopOptions {
+  /** The detector configuration; default `true` (`input.doomLoop` is also read, and removed before sending). */
+  doomLoop?: DoomLoopOption;
+  /** Per-tool identity: a function of the arguments, a field list, or `false` to exempt (overrides `tool.function.loopKey`). */
+  loopKeys?: Record<string, ((args: Record<string, unknown>) => unknown) | string[] | false>;
+  /** Called with every verdict (observe-only; it cannot change the action). */
+  onDetected?: (verdict: DoomLoopVerdict) => void;
+}
+
+/** The augmented `callModel` input, with the detector's verdict API (non-enumerable). */
+export type WithDoomLoop<T> = T & {
+  /** The verdict that stopped the run, if detection ended it. */
+  getDoomLoopVerdict(): DoomLoopVerdict | null;
+  /** How the run ended: `doom_loop` when detection stopped it. */
+  getDoomLoopEndReason(): 'doom_loop' | 'complete' | 'max_turns' | 'error' | 'user' | undefined;
+  /** Every verdict of the run, in order. */
+  getDoomLoopVerdicts(): DoomLoopVerdict[];
+  /** The persisted blob (the reference's `ConversationState.doomLoop` shape). */
+  getDoomLoopState(): DoomLoopSerializedState;
+};
+
+/**
+ * Adds doom-loop detection to an `@openrouter/agent` `callModel` input, through
+ * its own hook points (onTurnStart, hooks.PreToolUse, stopWhen, onTurnEnd,
+ * per-turn instructions/model, the state accessor). Use one wrapped object per call.
+ */
+export declare function withDoomLoop<T extends object>(input: T, options?: WithDoomLoopOptions): WithDoomLoop<T>;

@@ -11,6 +11,8 @@ const js = (name) => join(root, 'js', name);
 
 const shim = ['lower.js', 'api.js', 'adapter.js'];
 for (const file of shim) copyFileSync(js(file), join(out, file));
+copyFileSync(js('cli.mjs'), join(out, 'cli.mjs'));
+copyFileSync(join(root, 'examples', 'billing-agent.json'), join(out, 'billing-agent.json'));
 for (const file of ['node.mjs', 'workerd.mjs', 'browser.mjs', 'node.cjs']) {
   copyFileSync(js(`entries/${file}`), join(out, file));
 }

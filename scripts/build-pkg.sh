@@ -13,19 +13,28 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 PATH="$ROOT/.tools/bin:$ROOT/node_modules/.bin:$PATH"
-OUT="$ROOT/pkg"
+DEST="${1:-$ROOT/pkg}"
+# Built beside the destination and swapped in at the end, so a reader of
+# pkg/ never sees a half-built package.
+OUT="$DEST.building.$$"
+trap 'rm -rf "$OUT"' EXIT
 WASM="$ROOT/target/wasm32-unknown-unknown/wasm/doom_loop_wasm.wasm"
 
 cargo build --quiet -p doom-loop-wasm --target wasm32-unknown-unknown --profile wasm
-rm -rf "$OUT"
 mkdir -p "$OUT"
 wasm-bindgen --target web --weak-refs --out-name doom_loop --out-dir "$OUT" "$WASM"
-wasm-bindgen --target nodejs --weak-refs --out-name doom_loop_node --out-dir "$OUT" "$WASM"
-for module in "$OUT"/doom_loop_bg.wasm "$OUT"/doom_loop_node_bg.wasm; do
-  wasm-opt -O3 --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-    --enable-mutable-globals --strip-debug --strip-producers "$module" -o "$module.opt"
-  mv "$module.opt" "$module"
-done
+# The CommonJS glue, with the same --out-name so it loads the very same
+# .wasm file (the name is written into the module); `.cjs` because the
+# package is "type": "module".
+wasm-bindgen --target nodejs --weak-refs --out-name doom_loop --out-dir "$OUT/cjs" "$WASM"
+cmp -s "$OUT/doom_loop_bg.wasm" "$OUT/cjs/doom_loop_bg.wasm" || { echo "web and nodejs glue want different .wasm files" >&2; exit 1; }
+mv "$OUT/cjs/doom_loop.js" "$OUT/doom_loop_node.cjs"
+rm -rf "$OUT/cjs"
+wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+  --enable-mutable-globals --strip-debug --strip-producers "$OUT/doom_loop_bg.wasm" -o "$OUT/doom_loop_bg.wasm.opt"
+mv "$OUT/doom_loop_bg.wasm.opt" "$OUT/doom_loop_bg.wasm"
 rm -f "$OUT"/*.d.ts "$OUT"/.gitignore "$OUT"/package.json
 node scripts/assemble-pkg.mjs "$OUT"
-echo "built $OUT: $(wc -c < "$OUT/doom_loop_bg.wasm") bytes wasm, $(gzip -9c "$OUT/doom_loop_bg.wasm" | wc -c) gzipped"
+rm -rf "$DEST"
+mv "$OUT" "$DEST"
+echo "built $DEST: $(wc -c < "$DEST/doom_loop_bg.wasm") bytes wasm, $(gzip -9c "$DEST/doom_loop_bg.wasm" | wc -c) gzipped"

@@ -15,7 +15,7 @@
 //! (plus the key sorts).
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::json::{write_json_string, write_number, Value};
+use crate::json::{sorted_indices, write_json_string, write_number, Value};
 
 /// Deepest nesting canonicalization accepts (the reference's
 /// `MAX_CANONICALIZE_DEPTH`).
@@ -86,13 +86,14 @@ fn write_canonical(value: &Value, depth: usize, out: &mut String) -> Result<()> 
             out.push(']');
         }
         Value::Object(object) => {
-            let mut entries: Vec<_> = object
+            let entries: Vec<_> = object
                 .iter()
                 .filter(|(_, v)| !matches!(v, Value::Undefined))
                 .collect();
-            entries.sort_by(|(a, _), (b, _)| a.cmp_utf16(b));
+            // Keys are unique, so an unstable sort gives the one order there is.
+            let order = sorted_indices(entries.len(), &|a, b| entries[a].0.cmp_utf16(entries[b].0));
             out.push('{');
-            for (i, (key, item)) in entries.into_iter().enumerate() {
+            for (i, (key, item)) in order.into_iter().map(|i| entries[i]).enumerate() {
                 if i > 0 {
                     out.push(',');
                 }

@@ -301,11 +301,13 @@ impl Object {
             .any(|(k, _)| array_index(k.as_bytes()).is_some())
         {
             // Indices ascending in front, string keys behind in insertion order.
-            let (mut indices, names): (Vec<_>, Vec<_>) = std::mem::take(&mut self.entries)
+            let (indices, names): (Vec<_>, Vec<_>) = std::mem::take(&mut self.entries)
                 .into_iter()
                 .partition(|(k, _)| array_index(k.as_bytes()).is_some());
-            indices.sort_unstable_by_key(|(k, _)| array_index(k.as_bytes()));
-            self.entries = indices;
+            let index_of = |i: usize| array_index(indices[i].0.as_bytes());
+            let order = sorted_indices(indices.len(), &|a, b| index_of(a).cmp(&index_of(b)));
+            let mut slots: Vec<Option<(JsString, Value)>> = indices.into_iter().map(Some).collect();
+            self.entries = order.into_iter().filter_map(|i| slots[i].take()).collect();
             self.entries.extend(names);
         }
     }
@@ -315,6 +317,23 @@ impl FromIterator<(JsString, Value)> for Object {
     fn from_iter<I: IntoIterator<Item = (JsString, Value)>>(iter: I) -> Self {
         Object::from_entries(iter.into_iter().collect())
     }
+}
+
+/// Positions `0..len` in the order `cmp` gives them. Every sort in the
+/// crate goes through this one function, so the wasm module carries one
+/// sorting routine instead of one per element type.
+pub(crate) fn sorted_indices(len: usize, cmp: &dyn Fn(usize, usize) -> std::cmp::Ordering) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..len).collect();
+    order.sort_unstable_by(|&a, &b| cmp(a, b));
+    order
+}
+
+/// `items` sorted by `cmp` (unstable: use a total order).
+pub(crate) fn sorted<T: Clone>(items: &[T], cmp: &dyn Fn(&T, &T) -> std::cmp::Ordering) -> Vec<T> {
+    sorted_indices(items.len(), &|a, b| cmp(&items[a], &items[b]))
+        .into_iter()
+        .map(|i| items[i].clone())
+        .collect()
 }
 
 /// A canonical array index (`"0"`, `"17"`, up to 2³²−2), which JS orders
@@ -351,8 +370,10 @@ fn dedupe_last_wins(entries: Vec<(JsString, Value)>) -> Vec<(JsString, Value)> {
     // Large objects: find each key's first position by sorting positions
     // by key (stable, so equal keys stay in input order), then move each
     // key's last value into its first slot.
-    let mut order: Vec<usize> = (0..entries.len()).collect();
-    order.sort_by(|&a, &b| entries[a].0.as_bytes().cmp(entries[b].0.as_bytes()));
+    // Ties broken by position: equal keys stay in input order.
+    let order = sorted_indices(entries.len(), &|a, b| {
+        entries[a].0.as_bytes().cmp(entries[b].0.as_bytes()).then(a.cmp(&b))
+    });
     let mut keep = vec![true; entries.len()];
     let mut moves: Vec<(usize, usize)> = Vec::new();
     let mut run = 0;
@@ -476,7 +497,7 @@ impl<'a> Parser<'a> {
             let mut value = match self.peek() {
                 Some(b'[') => {
                     self.pos += 1;
-                    self.enter(&mut stack)?;
+                    self.enter(&stack)?;
                     self.skip_ws();
                     if self.peek() == Some(b']') {
                         self.pos += 1;
@@ -488,7 +509,7 @@ impl<'a> Parser<'a> {
                 }
                 Some(b'{') => {
                     self.pos += 1;
-                    self.enter(&mut stack)?;
+                    self.enter(&stack)?;
                     self.skip_ws();
                     if self.peek() == Some(b'}') {
                         self.pos += 1;
@@ -551,7 +572,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn enter(&self, stack: &mut Vec<Frame>) -> Result<()> {
+    fn enter(&self, stack: &[Frame]) -> Result<()> {
         // `stack` holds the containers around this one.
         if stack.len() + 1 > MAX_PARSE_DEPTH {
             return Err(Error::new(
@@ -773,8 +794,10 @@ pub fn write_json_string(s: &JsString, out: &mut String) {
 /// Appends a run of WTF-8 bytes that holds no lone surrogate.
 fn push_wtf8_run(out: &mut String, run: &[u8]) {
     // Runs are cut only at ASCII bytes and before lone surrogates, so each
-    // run is well-formed UTF-8; the lossy path is unreachable in practice.
-    out.push_str(&String::from_utf8_lossy(run));
+    // run is well-formed UTF-8.
+    if let Ok(text) = std::str::from_utf8(run) {
+        out.push_str(text);
+    }
 }
 
 /// Writes a finite number as ECMAScript `Number.prototype.toString` (which
@@ -785,9 +808,33 @@ pub fn write_number(n: f64, out: &mut String) {
         out.push_str("null");
     } else if n == 0.0 {
         out.push('0');
+    } else if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+        // Safe integers: their digits are exactly the shortest form, and
+        // most key-material numbers are integers.
+        write_integer(n as i64, out);
     } else {
         let mut buffer = ryu_js::Buffer::new();
         out.push_str(buffer.format_finite(n));
+    }
+}
+
+fn write_integer(n: i64, out: &mut String) {
+    if n < 0 {
+        out.push('-');
+    }
+    let mut digits = [0u8; 20];
+    let mut len = 0;
+    let mut rest = n.unsigned_abs();
+    loop {
+        digits[len] = b'0' + (rest % 10) as u8;
+        len += 1;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    for &d in digits[..len].iter().rev() {
+        out.push(d as char);
     }
 }
 

@@ -151,12 +151,18 @@ fn resolve_field_list(fields: &[Value], args: &Value) -> Result<LoopKeyResolutio
         }
     }
     if subset.is_empty() {
-        let listed: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        let mut listed = String::new();
+        for (i, name) in names.iter().enumerate() {
+            if i > 0 {
+                listed.push_str(", ");
+            }
+            listed.push_str(&name.to_utf8_lossy());
+        }
         return Ok(LoopKeyResolution::Fallback {
             key_material: args.clone(),
             warning: format!(
                 "loopKey fields [{}] are all absent from the arguments, which would give every call the same identity; falling back to full arguments.",
-                listed.join(", ")
+                listed
             ),
         });
     }

@@ -28,7 +28,7 @@ use crate::config::ResolvedConfig;
 use crate::error::Result;
 use crate::fingerprint::{fingerprint_string, fingerprint_tool_call};
 use crate::js_string::JsString;
-use crate::json::{write_json_string, Value};
+use crate::json::{sorted, write_json_string, Value};
 use crate::ladder::{resolve_ladder_action, Action, LadderOptions};
 use crate::text::{detect_text_repetition, normalize_whitespace};
 
@@ -307,8 +307,8 @@ impl DoomLoopMonitor {
         }
         let fingerprints = sets
             .into_iter()
-            .map(|(tool, mut set)| {
-                set.sort_by(JsString::cmp_utf16);
+            .map(|(tool, set)| {
+                let mut set = sorted(&set, &JsString::cmp_utf16);
                 set.dedup();
                 (tool, Arc::from(set))
             })
@@ -554,16 +554,18 @@ pub(crate) fn js_number(n: f64) -> String {
 
 /// The first members' prefixes: one stable string per round set.
 fn summarize_round(fingerprints: &[JsString]) -> String {
-    let shown: Vec<String> = fingerprints
-        .iter()
-        .take(3)
-        .map(|f| f.slice_utf16(0, 8).to_string())
-        .collect();
-    if fingerprints.len() > 3 {
-        format!("{}+{} more…", shown.join("+"), fingerprints.len() - 3)
-    } else {
-        format!("{}…", shown.join("+"))
+    let mut summary = String::new();
+    for (i, member) in fingerprints.iter().take(3).enumerate() {
+        if i > 0 {
+            summary.push('+');
+        }
+        summary.push_str(&member.slice_utf16(0, 8).to_string());
     }
+    if fingerprints.len() > 3 {
+        summary.push_str(&format!("+{} more", fingerprints.len() - 3));
+    }
+    summary.push('…');
+    summary
 }
 
 /// The reference's `buildToolVerdictMessage`: a per-call text free of

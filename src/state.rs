@@ -167,9 +167,9 @@ fn restored_set(value: Option<&Value>, fingerprint: &JsString) -> Arc<[JsString]
     if let Some(Value::Array(items)) = value {
         let members: Option<Vec<JsString>> =
             items.iter().map(|v| v.as_js_string().cloned()).collect();
-        if let Some(mut members) = members.filter(|m| m.len() > 1) {
-            members.sort_by(JsString::cmp_utf16);
-            return Arc::from(members);
+        if let Some(members) = members.filter(|m| m.len() > 1) {
+            // Equal members are identical: unstable sorting loses nothing.
+            return Arc::from(crate::json::sorted(&members, &JsString::cmp_utf16));
         }
     }
     Arc::from(vec![fingerprint.clone()])

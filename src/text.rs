@@ -402,8 +402,7 @@ fn reversed_z_function(tokens: &[&[u8]], last_period: usize) -> Vec<usize> {
 /// which keeps a hash table out of the wasm build).
 fn intern<'a>(tokens: impl Iterator<Item = &'a [u8]>) -> Vec<usize> {
     let tokens: Vec<&[u8]> = tokens.collect();
-    let mut order: Vec<usize> = (0..tokens.len()).collect();
-    order.sort_unstable_by(|&a, &b| tokens[a].cmp(tokens[b]));
+    let order = crate::json::sorted_indices(tokens.len(), &|a, b| tokens[a].cmp(tokens[b]));
     let mut ids = vec![0usize; tokens.len()];
     let mut id = 0;
     for (rank, &index) in order.iter().enumerate() {

@@ -85,11 +85,11 @@ fn naive_canonical(v: &Value) -> String {
 
 fn js_string() -> impl Strategy<Value = JsString> {
     let unit = prop_oneof![
-        4 => (0x20u16..0x7F),
-        1 => (0u16..0x20),
-        1 => (0x80u16..0x800),
-        1 => (0xD800u16..0xE000),
-        1 => (0xE000u16..=0xFFFF),
+        4 => 0x20u16..0x7F,
+        1 => 0u16..0x20,
+        1 => 0x80u16..0x800,
+        1 => 0xD800u16..0xE000,
+        1 => 0xE000u16..=0xFFFF,
         1 => Just(0x22u16),
         1 => Just(0x5Cu16),
     ];

@@ -2,6 +2,6 @@
 'use strict';
 const api = require('./api.cjs');
 
-api.install(require('./doom_loop_node.js'));
+api.install(require('./doom_loop_node.cjs'));
 api.init = async function init() {};
 module.exports = api;

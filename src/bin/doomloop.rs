@@ -5,6 +5,8 @@
 //! - `doomloop fingerprint TOOL JSON` — a tool-call fingerprint, for parity
 //!   checks from any language.
 //! - `doomloop canonicalize JSON` — RFC 8785 canonical JSON.
+//! - `doomloop replay [FILE] [--json]` — replay a transcript (default: the
+//!   bundled billing-agent run) and print its timeline.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -16,7 +18,11 @@ use doom_loop::{canonicalize, fingerprint_tool_call, JsString};
 const USAGE: &str = "usage:
   doomloop conformance PATH...     run conformance corpus files or folders
   doomloop fingerprint TOOL JSON   print sha256(TOOL + \"\\n\" + jcs(JSON))
-  doomloop canonicalize JSON       print the RFC 8785 canonical form of JSON";
+  doomloop canonicalize JSON       print the RFC 8785 canonical form of JSON
+  doomloop replay [FILE] [--json]  replay a transcript (default: the billing-agent example)";
+
+/// The bundled example transcript: the default input of `replay`.
+const BILLING_AGENT: &str = include_str!("../../examples/billing-agent.json");
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -27,6 +33,7 @@ fn main() -> ExitCode {
             .and_then(|v| canonicalize(&v))
             .map(|c| println!("{c}"))
             .map_err(|e| e.to_string()),
+        Some("replay") if args.len() <= 3 => replay(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())
@@ -46,6 +53,23 @@ fn fingerprint(tool: &str, json: &str) -> Result<(), String> {
     let value = parse(json).map_err(|e| format!("invalid JSON: {e}"))?;
     let fp = fingerprint_tool_call(&JsString::from(tool), &value).map_err(|e| e.to_string())?;
     println!("{fp}");
+    Ok(())
+}
+
+fn replay(args: &[String]) -> Result<(), String> {
+    let json = args.iter().any(|a| a == "--json");
+    let text = match args.iter().find(|a| *a != "--json") {
+        Some(path) => std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?,
+        None => BILLING_AGENT.to_string(),
+    };
+    let document = parse(&text).map_err(|e| format!("transcript is not valid JSON: {e}"))?;
+    let transcript = doom_loop::replay::parse_transcript(&document).map_err(|e| e.to_string())?;
+    let timeline = doom_loop::replay::replay(&transcript).map_err(|e| e.to_string())?;
+    if json {
+        println!("{}", timeline.to_json());
+    } else {
+        print!("{}", timeline.render());
+    }
     Ok(())
 }
 

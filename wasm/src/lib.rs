@@ -200,6 +200,20 @@ fn resolution_json(resolution: &LoopKeyResolution, fields: Option<Vec<Value>>) -
     out
 }
 
+/// Replays a lowered transcript: the timeline JSON with its terminal
+/// rendering under `text`.
+#[wasm_bindgen(js_name = replayTranscript)]
+pub fn replay_transcript(document: &str) -> Result<String> {
+    let transcript = doom_loop::replay::parse_transcript(&lowered(document)?)?;
+    let timeline = doom_loop::replay::replay(&transcript)?;
+    let mut json = timeline.to_json();
+    json.pop();
+    json.push_str(",\"text\":");
+    write_json_string(&JsString::from(timeline.render()), &mut json);
+    json.push('}');
+    Ok(json)
+}
+
 /// The detector state machine (wrapped by the shim's `DoomLoopMonitor`).
 #[wasm_bindgen]
 pub struct Monitor {

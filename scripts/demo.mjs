@@ -1,0 +1,74 @@
+#!/usr/bin/env node
+// Demo: the billing agent (its only tool always times out, and the model
+// retries the identical call forever) run through the real
+// @openrouter/agent@0.8.0 callModel against the local scripted Responses
+// server — once as is, once wrapped with withDoomLoop — and a side-by-side
+// summary. Needs the built package: `bash scripts/build-pkg.sh` first.
+
+import { OpenRouter, stepCountIs } from '@openrouter/agent';
+import { withDoomLoop } from '../pkg/node.mjs';
+import { startScriptedServer } from '../tests/e2e/scripted-server.mjs';
+import { billingScenario } from '../tests/e2e/scenarios.mjs';
+
+const STEP_LIMIT = 40;
+
+async function runBilling(guarded) {
+  const scenario = billingScenario();
+  const srv = await startScriptedServer(scenario.model);
+  const client = new OpenRouter({ apiKey: 'demo-key', serverURL: srv.url });
+  let sessionEnd;
+  const request = {
+    model: 'openai/gpt-4o-mini',
+    instructions: scenario.instructions,
+    input: scenario.input,
+    tools: scenario.tools,
+    stopWhen: stepCountIs(STEP_LIMIT),
+    hooks: { SessionEnd: [{ handler: (payload) => void (sessionEnd = payload.reason) }] },
+  };
+  const input = guarded ? withDoomLoop(request, { doomLoop: true }) : request;
+  try {
+    const text = await client.callModel(input).getText();
+    const calls = srv.responses.flatMap((r) => r.output.filter((item) => item.type === 'function_call'));
+    const stop = guarded ? input.getDoomLoopVerdict() : null;
+    return {
+      calls: calls.length,
+      executed: scenario.executions.length,
+      requests: srv.requests.length,
+      inputTokens: srv.responses.reduce((sum, r) => sum + r.usage.input_tokens, 0),
+      requestBytes: srv.log.reduce((sum, entry) => sum + Buffer.byteLength(JSON.stringify(entry.body)), 0),
+      ended: guarded ? input.getDoomLoopEndReason() : sessionEnd,
+      why: stop ? `stop verdict, streak ${stop.streak}` : `stopWhen stepCountIs(${STEP_LIMIT})`,
+      text,
+    };
+  } finally {
+    await srv.close();
+  }
+}
+
+const plain = await runBilling(false);
+const guarded = await runBilling(true);
+
+const rows = [
+  ['tool calls issued by the model', plain.calls, guarded.calls],
+  ['  executed (each fails: timeout)', plain.executed, guarded.executed],
+  ['  refused with the verdict text', plain.calls - plain.executed, guarded.calls - guarded.executed],
+  ['model requests', plain.requests, guarded.requests],
+  ['input tokens sent (server usage)', plain.inputTokens, guarded.inputTokens],
+  ['request bytes sent', plain.requestBytes, guarded.requestBytes],
+  ['how the run ended', plain.ended, guarded.ended],
+  ['  because', plain.why, guarded.why],
+];
+const fmt = (v) => (typeof v === 'number' ? v.toLocaleString('en-US') : String(v));
+const w0 = Math.max(...rows.map((r) => r[0].length));
+const w1 = Math.max('without detection'.length, ...rows.map((r) => fmt(r[1]).length));
+const w2 = Math.max('withDoomLoop'.length, ...rows.map((r) => fmt(r[2]).length));
+const line = (a, b, c) => `${a.padEnd(w0)}  ${b.padStart(w1)}  ${c.padStart(w2)}`;
+
+console.log('Billing agent: get_invoice always times out; the model retries the identical call.');
+console.log('Real @openrouter/agent 0.8.0 callModel, local scripted Responses server.\n');
+console.log(line('', 'without detection', 'withDoomLoop'));
+console.log(line('-'.repeat(w0), '-'.repeat(w1), '-'.repeat(w2)));
+for (const [label, a, b] of rows) console.log(line(label, fmt(a), fmt(b)));
+const saved = 1 - guarded.inputTokens / plain.inputTokens;
+console.log(`\nInput tokens saved: ${(saved * 100).toFixed(1)}%.`);
+console.log(`Final answer, without / with: "${plain.text}" / "${guarded.text}"`);

@@ -1,0 +1,534 @@
+//! Replaying a recorded agent transcript through the detector.
+//!
+//! A transcript is what an agent run leaves behind: per model turn, the
+//! assistant's text and the tool calls it made. Replaying it drives a
+//! [`DoomLoopMonitor`] the way the reference engine does — text recorded
+//! when the response arrives, the round's calls declared as one set, each
+//! call recorded with its `loopKey` identity (absent → full arguments,
+//! malformed JSON → the raw text, an unhashable identity → full arguments →
+//! skipped), in-round duplicates sharing the first call's decision, and the
+//! run halting at the first `stop` — and reports a timeline: per round, each
+//! call's fingerprint, round-set and effective streaks, the rung reached and
+//! the verdict text. The CLI (`doomloop replay`), the npm package's CLI and
+//! the playground all render this one timeline, so they cannot disagree.
+//!
+//! Accepted shapes: `{doomLoop?, loopKeys?, rounds: [{text?, calls: [{toolName,
+//! args}]}]}`; an OpenAI chat message list (`assistant` messages with
+//! `tool_calls`); or a Responses API item list (`function_call` and
+//! assistant `message` items, a round ending at each non-assistant item),
+//! bare or under `messages` / `input` / `output`.
+
+use crate::config::resolve_doom_loop_option;
+use crate::error::{Error, ErrorKind, Result};
+use crate::js_string::JsString;
+use crate::json::{parse_js, write_json_string, write_number, Object, Value};
+use crate::ladder::Action;
+use crate::loop_key::{resolve_loop_key_material, LoopKey, LoopKeyResolution};
+use crate::monitor::{DeclaredCall, DoomLoopMonitor, RecordOptions, Verdict};
+
+/// One tool call of a transcript.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TranscriptCall {
+    /// The tool.
+    pub tool_name: JsString,
+    /// Parsed arguments, or the raw text when it is not JSON.
+    pub args: Value,
+    /// True when `args` is raw text that did not parse.
+    pub malformed: bool,
+}
+
+/// One model turn: its text and its tool calls.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TranscriptRound {
+    /// Assistant text, if any.
+    pub text: Option<JsString>,
+    /// Tool calls, in order.
+    pub calls: Vec<TranscriptCall>,
+}
+
+/// A transcript ready to replay.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transcript {
+    /// The `doomLoop` option (default `true`).
+    pub option: Value,
+    /// Per-tool `loopKey` declarations (data forms: field lists or `false`).
+    pub loop_keys: Object,
+    /// The rounds.
+    pub rounds: Vec<TranscriptRound>,
+}
+
+/// What happened to one call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallReport {
+    /// The tool.
+    pub tool_name: JsString,
+    /// Its fingerprint (absent when exempt or unhashable).
+    pub fingerprint: Option<JsString>,
+    /// The effective streak.
+    pub streak: f64,
+    /// A repeat within the round (shares the first call's decision).
+    pub duplicate_in_round: bool,
+    /// `loopKey: false` or a null identity: not tracked.
+    pub exempt: bool,
+    /// Arguments were not JSON; identity is the raw text.
+    pub malformed: bool,
+    /// The verdict, if a rung was reached.
+    pub verdict: Option<Verdict>,
+}
+
+/// One round of the timeline.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoundReport {
+    /// 1-based round number.
+    pub round: usize,
+    /// The text verdict of the turn's assistant text.
+    pub text_verdict: Option<Verdict>,
+    /// The calls.
+    pub calls: Vec<CallReport>,
+}
+
+/// The replay's result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timeline {
+    /// Rounds replayed (up to and including the stopping one).
+    pub rounds: Vec<RoundReport>,
+    /// Rounds in the transcript.
+    pub total_rounds: usize,
+    /// The verdict that stopped the run.
+    pub stop_verdict: Option<Verdict>,
+    /// Warnings (config, loop keys, fallbacks), in order.
+    pub warnings: Vec<String>,
+    /// The detector state after the last replayed round.
+    pub state: Value,
+}
+
+fn invalid(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::InvalidArgument, message)
+}
+
+fn get<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+    value.as_object().and_then(|o| o.get(key))
+}
+
+fn string_field(value: &Value, keys: &[&str]) -> Option<JsString> {
+    keys.iter()
+        .find_map(|k| get(value, k).and_then(Value::as_js_string).cloned())
+}
+
+/// Reads a transcript in any accepted shape.
+///
+/// # Errors
+/// [`ErrorKind::InvalidArgument`] naming what is missing or malformed.
+pub fn parse_transcript(document: &Value) -> Result<Transcript> {
+    let option = get(document, "doomLoop").cloned().unwrap_or(Value::Bool(true));
+    let loop_keys = get(document, "loopKeys")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let rounds = if let Some(Value::Array(rounds)) = get(document, "rounds") {
+        rounds
+            .iter()
+            .enumerate()
+            .map(|(i, r)| native_round(r).map_err(|e| invalid(format!("rounds[{i}]: {e}"))))
+            .collect::<Result<Vec<_>>>()?
+    } else {
+        let items = match document {
+            Value::Array(items) => items,
+            _ => match ["messages", "input", "output"].iter().find_map(|k| get(document, k)) {
+                Some(Value::Array(items)) => items,
+                _ => {
+                    return Err(invalid(
+                        "a transcript needs `rounds`, or a message list (bare, or under `messages`/`input`/`output`)",
+                    ))
+                }
+            },
+        };
+        message_rounds(items)?
+    };
+    Ok(Transcript {
+        option,
+        loop_keys,
+        rounds,
+    })
+}
+
+fn call_from(tool_name: JsString, args: Option<&Value>) -> TranscriptCall {
+    match args {
+        Some(Value::String(raw)) => match parse_js(raw) {
+            Ok(parsed) => TranscriptCall {
+                tool_name,
+                args: parsed,
+                malformed: false,
+            },
+            Err(_) => TranscriptCall {
+                tool_name,
+                args: Value::String(raw.clone()),
+                malformed: true,
+            },
+        },
+        Some(value) => TranscriptCall {
+            tool_name,
+            args: value.clone(),
+            malformed: false,
+        },
+        None => TranscriptCall {
+            tool_name,
+            args: Value::Object(Object::new()),
+            malformed: false,
+        },
+    }
+}
+
+fn native_round(round: &Value) -> Result<TranscriptRound> {
+    let text = string_field(round, &["text"]);
+    let calls = match get(round, "calls") {
+        None => Vec::new(),
+        Some(Value::Array(calls)) => calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let name = string_field(c, &["toolName", "name"])
+                    .ok_or_else(|| invalid(format!("calls[{i}] has no `toolName`")))?;
+                Ok(call_from(name, get(c, "args").or_else(|| get(c, "arguments"))))
+            })
+            .collect::<Result<Vec<_>>>()?,
+        Some(_) => return Err(invalid("`calls` is not an array")),
+    };
+    Ok(TranscriptRound { text, calls })
+}
+
+fn message_text(message: &Value) -> Option<JsString> {
+    match get(message, "content") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Array(parts)) => {
+            let mut text = JsString::new();
+            for part in parts {
+                if let Some(t) = string_field(part, &["text"]) {
+                    text.push_js(&t);
+                }
+            }
+            (!text.is_empty()).then_some(text)
+        }
+        _ => None,
+    }
+}
+
+/// Groups a chat or Responses item list into rounds.
+fn message_rounds(items: &[Value]) -> Result<Vec<TranscriptRound>> {
+    let mut rounds = Vec::new();
+    let mut current = TranscriptRound::default();
+    let flush = |current: &mut TranscriptRound, rounds: &mut Vec<TranscriptRound>| {
+        if current.text.is_some() || !current.calls.is_empty() {
+            rounds.push(std::mem::take(current));
+        }
+    };
+    for item in items {
+        let role = string_field(item, &["role"]);
+        let kind = string_field(item, &["type"]);
+        let is_assistant = role.as_ref().is_some_and(|r| r == "assistant");
+        if kind.as_ref().is_some_and(|k| k == "function_call") {
+            let name = string_field(item, &["name"]).ok_or_else(|| invalid("function_call without `name`"))?;
+            current.calls.push(call_from(name, get(item, "arguments")));
+        } else if is_assistant {
+            if role.is_some() && kind.is_none() {
+                // Chat style: one assistant message is one whole turn.
+                flush(&mut current, &mut rounds);
+            }
+            if let Some(text) = message_text(item) {
+                current.text = Some(text);
+            }
+            if let Some(Value::Array(tool_calls)) = get(item, "tool_calls") {
+                for call in tool_calls {
+                    let function = get(call, "function").unwrap_or(call);
+                    let name = string_field(function, &["name"])
+                        .ok_or_else(|| invalid("tool call without a function name"))?;
+                    current.calls.push(call_from(name, get(function, "arguments")));
+                }
+            }
+        } else {
+            flush(&mut current, &mut rounds);
+        }
+    }
+    flush(&mut current, &mut rounds);
+    Ok(rounds)
+}
+
+/// Replays a transcript.
+///
+/// # Errors
+/// The config's `TypeError`, or [`ErrorKind::InvalidArgument`] when the
+/// `doomLoop` option turns detection off.
+pub fn replay(transcript: &Transcript) -> Result<Timeline> {
+    let resolution = resolve_doom_loop_option(Some(&transcript.option));
+    let mut warnings = resolution.warnings;
+    let config = resolution
+        .result?
+        .ok_or_else(|| invalid("the transcript's `doomLoop` option turns detection off"))?;
+    let mut monitor = DoomLoopMonitor::new(config);
+    let mut reports = Vec::new();
+    let mut stop_verdict = None;
+    for (index, round) in transcript.rounds.iter().enumerate() {
+        let number = index + 1;
+        let report = replay_round(&mut monitor, transcript, round, number, &mut warnings);
+        stop_verdict = report
+            .text_verdict
+            .iter()
+            .chain(report.calls.iter().filter_map(|c| c.verdict.as_ref()))
+            .find(|v| v.action == Action::Stop)
+            .cloned();
+        reports.push(report);
+        if stop_verdict.is_some() {
+            break;
+        }
+    }
+    Ok(Timeline {
+        rounds: reports,
+        total_rounds: transcript.rounds.len(),
+        stop_verdict,
+        warnings,
+        state: monitor.get_state(),
+    })
+}
+
+fn replay_round(
+    monitor: &mut DoomLoopMonitor,
+    transcript: &Transcript,
+    round: &TranscriptRound,
+    number: usize,
+    warnings: &mut Vec<String>,
+) -> RoundReport {
+    let text_verdict = round
+        .text
+        .as_ref()
+        .and_then(|text| monitor.record_assistant_text(text));
+    let identities: Vec<Option<Value>> = round
+        .calls
+        .iter()
+        .map(|call| identity(transcript, call, warnings))
+        .collect();
+    let declared: Vec<DeclaredCall> = round
+        .calls
+        .iter()
+        .zip(&identities)
+        .filter_map(|(call, key)| {
+            key.as_ref().map(|key| DeclaredCall {
+                tool_name: call.tool_name.clone(),
+                key_material: key.clone(),
+            })
+        })
+        .collect();
+    warnings.extend(monitor.declare_round(number as f64, &declared));
+    let calls = round
+        .calls
+        .iter()
+        .zip(identities)
+        .map(|(call, key)| record(monitor, call, key, number, warnings))
+        .collect();
+    RoundReport {
+        round: number,
+        text_verdict,
+        calls,
+    }
+}
+
+/// The call's key material, `None` when exempt (the engine's first step).
+fn identity(transcript: &Transcript, call: &TranscriptCall, warnings: &mut Vec<String>) -> Option<Value> {
+    if call.malformed {
+        return Some(call.args.clone());
+    }
+    let declaration = match transcript.loop_keys.get_js(&call.tool_name) {
+        Some(v) => LoopKey::Declared(v),
+        None => LoopKey::Absent,
+    };
+    match resolve_loop_key_material(declaration, &call.args) {
+        Ok(LoopKeyResolution::Exempt) => None,
+        Ok(LoopKeyResolution::Key(key)) => Some(key),
+        Ok(LoopKeyResolution::Fallback { key_material, warning }) => {
+            warnings.push(format!("[DoomLoop] \"{}\": {warning}", call.tool_name));
+            Some(key_material)
+        }
+        Err(error) => {
+            warnings.push(format!("[DoomLoop] \"{}\": {error}; falling back to full arguments", call.tool_name));
+            Some(call.args.clone())
+        }
+    }
+}
+
+fn record(
+    monitor: &mut DoomLoopMonitor,
+    call: &TranscriptCall,
+    key: Option<Value>,
+    number: usize,
+    warnings: &mut Vec<String>,
+) -> CallReport {
+    let mut report = CallReport {
+        tool_name: call.tool_name.clone(),
+        fingerprint: None,
+        streak: 0.0,
+        duplicate_in_round: false,
+        exempt: key.is_none(),
+        malformed: call.malformed,
+        verdict: None,
+    };
+    let Some(key) = key else {
+        return report;
+    };
+    let options = RecordOptions::default();
+    let round = number as f64;
+    let recorded = monitor
+        .record_tool_call(&call.tool_name, &key, round, &options)
+        .or_else(|error| {
+            warnings.push(format!(
+                "[DoomLoop] could not fingerprint call to \"{}\"; falling back to full arguments: {error}",
+                call.tool_name
+            ));
+            monitor.record_tool_call(&call.tool_name, &call.args, round, &options)
+        });
+    match recorded {
+        Ok(record) => {
+            report.fingerprint = Some(record.fingerprint);
+            report.streak = record.streak;
+            report.duplicate_in_round = record.duplicate_in_round;
+            report.verdict = record.verdict;
+        }
+        Err(error) => warnings.push(format!(
+            "[DoomLoop] fallback identity for \"{}\" also unhashable; skipping detection for this call: {error}",
+            call.tool_name
+        )),
+    }
+    report
+}
+
+impl Timeline {
+    /// The timeline as JSON (for the npm package and the playground).
+    pub fn to_json(&self) -> String {
+        let mut out = String::from("{\"rounds\":[");
+        for (i, round) in self.rounds.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&format!("{{\"round\":{},\"textVerdict\":", round.round));
+            push_verdict(&round.text_verdict, &mut out);
+            out.push_str(",\"calls\":[");
+            for (j, call) in round.calls.iter().enumerate() {
+                if j > 0 {
+                    out.push(',');
+                }
+                out.push_str("{\"toolName\":");
+                write_json_string(&call.tool_name, &mut out);
+                out.push_str(",\"fingerprint\":");
+                match &call.fingerprint {
+                    Some(f) => write_json_string(f, &mut out),
+                    None => out.push_str("null"),
+                }
+                out.push_str(",\"streak\":");
+                write_number(call.streak, &mut out);
+                out.push_str(&format!(
+                    ",\"duplicateInRound\":{},\"exempt\":{},\"malformed\":{},\"verdict\":",
+                    call.duplicate_in_round, call.exempt, call.malformed
+                ));
+                push_verdict(&call.verdict, &mut out);
+                out.push('}');
+            }
+            out.push_str("]}");
+        }
+        out.push_str(&format!("],\"totalRounds\":{},\"stopVerdict\":", self.total_rounds));
+        push_verdict(&self.stop_verdict, &mut out);
+        out.push_str(",\"warnings\":");
+        let warnings: Vec<Value> = self
+            .warnings
+            .iter()
+            .map(|w| Value::String(JsString::from(w.as_str())))
+            .collect();
+        out.push_str(&crate::json::to_json(&Value::Array(warnings)));
+        out.push_str(",\"state\":");
+        out.push_str(&crate::json::to_json(&self.state));
+        out.push('}');
+        out
+    }
+
+    /// The timeline as a terminal table: one line per call, the verdict
+    /// text under the call that earned it, and how the run ended.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for warning in &self.warnings {
+            out.push_str(&format!("warning: {warning}\n"));
+        }
+        for round in &self.rounds {
+            if let Some(verdict) = round.text_verdict.as_ref().filter(|v| shows_message(v)) {
+                out.push_str(&format!(
+                    "round {:>3}  {:<18} {:<10} streak {:>3}  {}\n           {}\n",
+                    round.round,
+                    "(assistant text)",
+                    short(&verdict.fingerprint),
+                    js_count(verdict.streak),
+                    verdict.action.as_str().to_uppercase(),
+                    verdict.message
+                ));
+            }
+            for call in &round.calls {
+                let fingerprint = call.fingerprint.as_ref().map_or_else(|| "-".to_string(), short);
+                let mut status = match (&call.verdict, call.exempt) {
+                    (_, true) => "exempt".to_string(),
+                    (Some(v), _) => v.action.as_str().to_uppercase(),
+                    (None, _) => "ok".to_string(),
+                };
+                if call.duplicate_in_round {
+                    status.push_str(" (duplicate in round)");
+                }
+                if call.malformed {
+                    status.push_str(" (malformed JSON)");
+                }
+                out.push_str(&format!(
+                    "round {:>3}  {:<18} {:<10} streak {:>3}  {status}\n",
+                    round.round,
+                    call.tool_name.to_string(),
+                    fingerprint,
+                    js_count(call.streak)
+                ));
+                if let Some(v) = call.verdict.as_ref().filter(|v| shows_message(v) && !call.duplicate_in_round) {
+                    out.push_str(&format!("           {}\n", v.message));
+                }
+            }
+        }
+        match &self.stop_verdict {
+            Some(v) => out.push_str(&format!(
+                "stopped: doom_loop at round {} of {} ({} streak {})\n",
+                self.rounds.len(),
+                self.total_rounds,
+                detector_name(v),
+                js_count(v.streak)
+            )),
+            None => out.push_str(&format!("completed: {} rounds, no stop\n", self.total_rounds)),
+        }
+        out
+    }
+}
+
+/// Observe verdicts are counted, not explained: their text is the same
+/// as the stronger rung's that follows.
+fn shows_message(verdict: &Verdict) -> bool {
+    verdict.action >= Action::Steer
+}
+
+fn detector_name(verdict: &Verdict) -> String {
+    match &verdict.detector {
+        Value::String(s) => s.to_string(),
+        other => crate::json::to_json(other),
+    }
+}
+
+fn short(fingerprint: &JsString) -> String {
+    format!("{}…", fingerprint.slice_utf16(0, 8))
+}
+
+fn js_count(n: f64) -> String {
+    crate::monitor::js_number(n)
+}
+
+fn push_verdict(verdict: &Option<Verdict>, out: &mut String) {
+    match verdict {
+        Some(v) => v.write_json(out),
+        None => out.push_str("null"),
+    }
+}
