@@ -179,6 +179,28 @@ export class DoomLoopMonitor {
     return this.recordAssistantTextSync(text);
   }
 
+  /**
+   * Opt-in progress ledger and failure streak (config keys `ledger`,
+   * `failures`): the result of a recorded call. `inputFingerprint` is the
+   * record's `fingerprint`; `outcome` the result's identity (e.g. from
+   * `resolveLoopKeyMaterial(loopOutputKey, result)`), or undefined.
+   */
+  recordToolResultSync(toolName, inputFingerprint, outcome, failed, round) {
+    const json = this.#monitor().recordToolResult(
+      toolNameArg(toolName),
+      JSON.stringify(String(inputFingerprint)),
+      lower(outcome),
+      Boolean(failed),
+      Number(round),
+    );
+    return JSON.parse(json) ?? undefined;
+  }
+
+  /** Opt-in budget guard (config key `budget`): one turn's spend in tokens or cost. */
+  recordSpend(amount) {
+    return JSON.parse(this.#monitor().recordSpend(Number(amount))) ?? undefined;
+  }
+
   resetTextStreak() {
     this.#monitor().resetTextStreak();
   }

@@ -6,7 +6,12 @@ export type DoomLoopDetectorKind =
   | 'tool-fingerprint'
   | 'server-tool-fingerprint'
   | 'text-repetition'
-  | 'text-streak';
+  | 'text-streak'
+  // Opt-in detectors beyond the reference:
+  | 'tool-cycle'
+  | 'no-progress'
+  | 'tool-failure'
+  | 'budget';
 
 export interface DoomLoopVerdict {
   detector: DoomLoopDetectorKind;
@@ -50,6 +55,14 @@ export interface DoomLoopConfig {
   ladder?: DoomLoopLadder;
   text?: boolean | DoomLoopTextOptions;
   escalation?: DoomLoopEscalationConfig;
+  /** Opt-in: a tool cycling through 2..maxPeriod calls (A,B,A,B). */
+  cycles?: boolean | { maxPeriod?: 2 | 3 | 4 };
+  /** Opt-in: unchanged results (per `loopOutputKey`) while inputs vary. */
+  ledger?: boolean;
+  /** Opt-in: a tool failing round after round, whatever its arguments. */
+  failures?: boolean;
+  /** Opt-in: stop once this much was spent while looping, or in all. */
+  budget?: { maxSpendWhileLooping?: number; maxSpend?: number; unit?: string };
 }
 
 export type DoomLoopOption = boolean | DoomLoopConfig;
@@ -128,6 +141,10 @@ export declare class DoomLoopMonitor {
   recordToolCallSync(toolName: string, keyMaterial: unknown, round: number, options?: RecordToolCallOptions): DoomLoopCallRecord;
   recordAssistantText(text: string): Promise<DoomLoopVerdict | undefined>;
   recordAssistantTextSync(text: string): DoomLoopVerdict | undefined;
+  /** Opt-in progress ledger / failure streak (`ledger`, `failures` in the config). */
+  recordToolResultSync(toolName: string, inputFingerprint: string, outcome: unknown, failed: boolean, round: number): DoomLoopVerdict | undefined;
+  /** Opt-in budget guard (`budget` in the config): one turn's spend. */
+  recordSpend(amount: number): DoomLoopVerdict | undefined;
   resetTextStreak(): void;
   canEscalate(): boolean;
   consumeEscalation(): void;

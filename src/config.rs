@@ -12,6 +12,7 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::json::{write_number, Value};
+use crate::beyond::BeyondConfig;
 use crate::ladder::{Action, Ladder, Threshold, DEFAULT_LADDER};
 use crate::text::RepetitionThresholds;
 
@@ -94,6 +95,8 @@ pub struct ResolvedConfig {
     pub escalation: Option<EscalationConfig>,
     /// Text detectors.
     pub text: TextConfig,
+    /// Opt-in detectors beyond the reference (all off by default).
+    pub beyond: BeyondConfig,
 }
 
 impl Default for ResolvedConfig {
@@ -103,6 +106,7 @@ impl Default for ResolvedConfig {
             ladder: DEFAULT_LADDER,
             escalation: None,
             text: TextConfig::default(),
+            beyond: BeyondConfig::default(),
         }
     }
 }
@@ -142,6 +146,7 @@ impl ResolvedConfig {
         Ok(ResolvedConfig {
             ladder,
             escalation,
+            beyond: BeyondConfig::from_option(own(value, "beyond")),
             text: TextConfig {
                 enabled: raw("enabled", Value::Undefined),
                 max_period_tokens: raw("maxPeriodTokens", defaults.max_period_tokens),
@@ -174,6 +179,10 @@ impl ResolvedConfig {
         }
         out.push_str(",\"text\":");
         self.text.write_json(&mut out);
+        if !self.beyond.is_off() {
+            out.push_str(",\"beyond\":");
+            out.push_str(&crate::json::to_json(&self.beyond.to_value()));
+        }
         out.push('}');
         out
     }
@@ -251,6 +260,7 @@ fn resolve(option: Option<&Value>, warnings: &mut Vec<String>) -> Result<Option<
         ladder,
         escalation,
         text,
+        beyond: BeyondConfig::from_option(config),
     }))
 }
 

@@ -28,6 +28,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod beyond;
 pub mod canonical;
 pub mod config;
 pub mod conformance;

@@ -24,6 +24,7 @@
 
 use std::sync::Arc;
 
+use crate::beyond::{BeyondState, BUDGET, NO_PROGRESS, TOOL_CYCLE, TOOL_FAILURE};
 use crate::config::ResolvedConfig;
 use crate::error::Result;
 use crate::fingerprint::{fingerprint_string, fingerprint_tool_call};
@@ -262,6 +263,8 @@ pub struct DoomLoopMonitor {
     pub(crate) text: Option<TextStreak>,
     pub(crate) escalations_used: f64,
     declared_round: Option<DeclaredRound>,
+    /// State of the opt-in detectors (empty unless configured).
+    pub(crate) beyond: BeyondState,
 }
 
 impl DoomLoopMonitor {
@@ -273,6 +276,7 @@ impl DoomLoopMonitor {
             text: None,
             escalations_used: 0.0,
             declared_round: None,
+            beyond: BeyondState::default(),
         }
     }
 
@@ -399,6 +403,9 @@ impl DoomLoopMonitor {
                     fingerprint.clone(),
                 ),
             };
+        if let (Some(prior), false, Some(_)) = (&prior_set, is_same_round, self.config.beyond.cycles) {
+            self.beyond.close_round(tool_name, prior);
+        }
         let duplicate_in_round = seen.contains(&fingerprint);
         let score = |set: &[JsString]| match &prior_set {
             Some(prior) if **prior == *set => prior_streak + 1.0,
@@ -420,6 +427,11 @@ impl DoomLoopMonitor {
             effective,
             self.ladder_options(options.allow_block),
         );
+        let cycle = self
+            .config
+            .beyond
+            .cycles
+            .and_then(|max_period| self.beyond.cycle(tool_name, &round_set, max_period));
         let message = action.map(|_| {
             build_tool_verdict_message(
                 tool_name,
@@ -453,18 +465,164 @@ impl DoomLoopMonitor {
         };
         self.store_entry(tool_name, slot, entry);
 
+        let verdict = action.zip(message).map(|(action, message)| Verdict {
+            detector: options.detector.clone(),
+            action,
+            streak: effective,
+            fingerprint: fingerprint.clone(),
+            tool_name: Some(tool_name.clone()),
+            message,
+        });
+        let cycle_verdict = cycle.and_then(|(period, repeats)| {
+            self.cycle_verdict(tool_name, &fingerprint, period, repeats, options.allow_block)
+        });
+        let verdict = self.noted(stronger_verdict(verdict, cycle_verdict));
         Ok(CallRecord {
-            verdict: action.zip(message).map(|(action, message)| Verdict {
-                detector: options.detector.clone(),
-                action,
-                streak: effective,
-                fingerprint: fingerprint.clone(),
-                tool_name: Some(tool_name.clone()),
-                message,
-            }),
+            verdict,
             fingerprint,
             streak: effective,
             duplicate_in_round,
+        })
+    }
+
+    /// A verdict of one of the opt-in detectors, if `streak` reaches a rung.
+    fn beyond_verdict(
+        &self,
+        detector: &str,
+        streak: f64,
+        allow_block: bool,
+        fingerprint: JsString,
+        tool_name: &JsString,
+        message: String,
+    ) -> Option<Verdict> {
+        let action = resolve_ladder_action(&self.config.ladder, streak, self.ladder_options(allow_block))?;
+        let mut text = JsString::from("Doom loop suspected: tool \"");
+        text.push_js(tool_name);
+        text.push_str(&message);
+        Some(Verdict {
+            detector: Value::String(JsString::from(detector)),
+            action,
+            streak,
+            fingerprint,
+            tool_name: Some(tool_name.clone()),
+            message: text,
+        })
+    }
+
+    fn cycle_verdict(
+        &self,
+        tool_name: &JsString,
+        fingerprint: &JsString,
+        period: usize,
+        repeats: f64,
+        allow_block: bool,
+    ) -> Option<Verdict> {
+        let repeats_text = js_number(repeats);
+        self.beyond_verdict(
+            TOOL_CYCLE,
+            repeats,
+            allow_block,
+            fingerprint.clone(),
+            tool_name,
+            format!(
+                "\" keeps cycling through the same {period} calls ({repeats_text} times in a row). Repeating the cycle will not change the results. Take a different approach, or explain why repetition is required."
+            ),
+        )
+    }
+
+    /// Marks that a loop is suspected (the budget guard counts the spend of
+    /// such rounds) and passes the verdict through.
+    fn noted(&mut self, verdict: Option<Verdict>) -> Option<Verdict> {
+        if verdict.is_some() {
+            self.beyond.loop_suspected = true;
+        }
+        verdict
+    }
+
+    /// Records the result of a call, for the opt-in progress ledger and
+    /// failure streak (a no-op unless configured). `input` is the call's
+    /// fingerprint from [`Self::record_tool_call`]; `outcome` is the
+    /// result's identity (the tool's `loopOutputKey` material), if any.
+    /// Post-execution, so the verdict never blocks; `stop` still stops.
+    ///
+    /// # Errors
+    /// Whatever canonicalization rejects in `outcome`; state is unchanged then.
+    pub fn record_tool_result(
+        &mut self,
+        tool_name: &JsString,
+        input: &JsString,
+        outcome: Option<&Value>,
+        failed: bool,
+        round: f64,
+    ) -> Result<Option<Verdict>> {
+        let mut verdict = None;
+        if let (true, Some(outcome)) = (self.config.beyond.ledger, outcome) {
+            let outcome = JsString::from(crate::fingerprint::fingerprint_key_material(outcome)?);
+            if let Some(streak) = self.beyond.record_outcome(tool_name, input, outcome.clone()) {
+                verdict = self.beyond_verdict(
+                    NO_PROGRESS,
+                    streak,
+                    false,
+                    outcome,
+                    tool_name,
+                    format!(
+                        "\" returned the same result {} times in a row while its arguments changed. Changing the arguments is not making progress. Take a different approach, or explain why repetition is required.",
+                        js_number(streak)
+                    ),
+                );
+            }
+        }
+        if self.config.beyond.failures {
+            let streak = self.beyond.record_failure(tool_name, round, failed);
+            let failure = self.beyond_verdict(
+                TOOL_FAILURE,
+                streak,
+                false,
+                input.clone(),
+                tool_name,
+                format!(
+                    "\" failed in {} consecutive rounds. Retrying will not help; take a different approach, or report the failure.",
+                    js_number(streak)
+                ),
+            );
+            verdict = stronger_verdict(verdict, failure);
+        }
+        Ok(self.noted(verdict))
+    }
+
+    /// Feeds one turn's spend (tokens or cost) to the opt-in budget guard.
+    /// Returns a `stop` verdict once the run has spent the configured limit
+    /// while a loop was suspected (any verdict since the last spend record),
+    /// or in all; `None` otherwise, and always when no budget is configured.
+    pub fn record_spend(&mut self, amount: f64) -> Option<Verdict> {
+        let budget = self.config.beyond.budget.clone()?;
+        let amount = if amount.is_finite() && amount > 0.0 { amount } else { 0.0 };
+        self.beyond.spent += amount;
+        if std::mem::take(&mut self.beyond.loop_suspected) {
+            self.beyond.spent_while_looping += amount;
+        }
+        let (spent, limit, looping) = match (budget.max_spend_while_looping, budget.max_spend) {
+            (Some(limit), _) if self.beyond.spent_while_looping >= limit => {
+                (self.beyond.spent_while_looping, limit, true)
+            }
+            (_, Some(limit)) if self.beyond.spent >= limit => (self.beyond.spent, limit, false),
+            _ => return None,
+        };
+        let mut message = format!("Budget guard: {} {} spent", js_number(spent), budget.unit);
+        if looping {
+            message.push_str(" while the run kept repeating itself");
+        }
+        message.push_str(&format!(
+            " (limit {}). Stopping before the loop burns the rest of the budget.",
+            js_number(limit)
+        ));
+        Some(Verdict {
+            detector: Value::String(JsString::from(BUDGET)),
+            action: Action::Stop,
+            streak: spent,
+            fingerprint: JsString::from(fingerprint_string(&JsString::from(BUDGET))),
+            tool_name: None,
+            message: JsString::from(message),
         })
     }
 
@@ -508,7 +666,8 @@ impl DoomLoopMonitor {
                     js_number(streak)
                 )),
             });
-        stronger_verdict(within_response, cross_turn)
+        let verdict = stronger_verdict(within_response, cross_turn);
+        self.noted(verdict)
     }
 
     fn text_repetition_verdict(&self, normalized: &JsString) -> Option<Verdict> {

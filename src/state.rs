@@ -46,6 +46,9 @@ impl DoomLoopMonitor {
                 streak_value(&text.fingerprint, text.streak),
             ));
         }
+        if let Some(beyond) = self.beyond.to_value() {
+            state.push((JsString::from("beyond"), beyond));
+        }
         if self.escalations_used > 0.0 {
             state.push((
                 JsString::from("escalationsUsed"),
@@ -70,6 +73,13 @@ impl DoomLoopMonitor {
             fingerprint: f.clone(),
             streak: s,
         });
+        // Only a monitor running the opt-in detectors reads their state, so
+        // a default monitor's state stays exactly the reference's.
+        self.beyond = if self.config.beyond.is_off() {
+            Default::default()
+        } else {
+            crate::beyond::BeyondState::from_value(candidate.get("beyond"))
+        };
         self.escalations_used = match candidate.get("escalationsUsed") {
             Some(Value::Number(n)) if n.is_finite() && *n >= 0.0 => n.floor(),
             _ => 0.0,

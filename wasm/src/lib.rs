@@ -282,6 +282,37 @@ impl Monitor {
         })
     }
 
+    /// The opt-in ledger and failure streak: one call's result. `outcome`
+    /// is lowered (`undefined` when the tool declares no output key).
+    #[wasm_bindgen(js_name = recordToolResult)]
+    pub fn record_tool_result(
+        &mut self,
+        tool_name: &str,
+        input: &str,
+        outcome: &str,
+        failed: bool,
+        round: f64,
+    ) -> Result<String> {
+        let outcome = lowered(outcome)?;
+        let outcome = (!matches!(outcome, Value::Undefined)).then_some(&outcome);
+        let verdict = self.inner.record_tool_result(
+            &lowered_string(tool_name)?,
+            &lowered_string(input)?,
+            outcome,
+            failed,
+            round,
+        )?;
+        Ok(verdict.map_or_else(|| "null".to_string(), |v| v.to_json()))
+    }
+
+    /// The opt-in budget guard: one turn's spend.
+    #[wasm_bindgen(js_name = recordSpend)]
+    pub fn record_spend(&mut self, amount: f64) -> String {
+        self.inner
+            .record_spend(amount)
+            .map_or_else(|| "null".to_string(), |v| v.to_json())
+    }
+
     /// `resetTextStreak`.
     #[wasm_bindgen(js_name = resetTextStreak)]
     pub fn reset_text_streak(&mut self) {

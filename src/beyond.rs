@@ -1,0 +1,474 @@
+//! Opt-in detectors for the loops the reference misses.
+//!
+//! - **Cycles** — a tool whose round identities repeat with period 2..=4
+//!   (`A,B,A,B`; `A,B,C,A,B,C`): the reference's streak resets every round,
+//!   so a model alternating `INV-2291` / `inv-2291` is never flagged. The
+//!   streak is the number of times the cycle has been issued in a row.
+//! - **Progress ledger** — consecutive results of a tool whose outcome
+//!   (its `loopOutputKey` material) never changes while its inputs do: a
+//!   nonce or timestamp in the arguments defeats fingerprints, not this.
+//! - **Failure streak** — consecutive rounds in which a tool failed,
+//!   whatever its arguments.
+//! - **Budget** — spend fed per turn (tokens or cost); a stop once the run
+//!   has spent `maxSpendWhileLooping` while a loop was suspected, or
+//!   `maxSpend` in all.
+//!
+//! Each is off unless its option key is present (`cycles`, `ledger`,
+//! `failures`, `budget` — keys the reference ignores), so the default
+//! configuration, its verdicts and its persisted state stay byte-identical
+//! to the reference's. All verdicts feed the same ladder and verdict shape,
+//! with their own `detector` labels; their state persists under `beyond`,
+//! a key the reference ignores on restore, bounded and validated like the
+//! rest of the blob.
+
+use crate::js_string::JsString;
+use crate::json::{Object, Value};
+
+/// Detector label for a repeating cycle of calls.
+pub const TOOL_CYCLE: &str = "tool-cycle";
+/// Detector label for unchanged outcomes under changing inputs.
+pub const NO_PROGRESS: &str = "no-progress";
+/// Detector label for a tool failing round after round.
+pub const TOOL_FAILURE: &str = "tool-failure";
+/// Detector label for the spend guard.
+pub const BUDGET: &str = "budget";
+
+/// Round identities kept per tool: enough to compare with the longest
+/// period; how long each period has held is counted, not re-derived.
+const CYCLE_HISTORY: usize = 4;
+/// Longest period searched for.
+const MAX_PERIOD: usize = 4;
+
+/// Which opt-in detectors run, and their parameters.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BeyondConfig {
+    /// Longest cycle period searched for (2..=4), when cycle detection is on.
+    pub cycles: Option<usize>,
+    /// The progress ledger is on.
+    pub ledger: bool,
+    /// The failure streak is on.
+    pub failures: bool,
+    /// The spend guard, when configured.
+    pub budget: Option<BudgetConfig>,
+}
+
+/// Spend limits (in whatever unit the caller feeds: tokens or cost).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BudgetConfig {
+    /// Stop once this much was spent in rounds where a loop was suspected.
+    pub max_spend_while_looping: Option<f64>,
+    /// Stop once this much was spent in all.
+    pub max_spend: Option<f64>,
+    /// The unit named in messages (default `"tokens"`).
+    pub unit: JsString,
+}
+
+impl BeyondConfig {
+    /// True when no opt-in detector is configured (the reference's behaviour).
+    pub fn is_off(&self) -> bool {
+        *self == BeyondConfig::default()
+    }
+
+    /// Reads the opt-in keys of a `doomLoop` option (or of a resolved
+    /// config's `beyond` object, which has the same shape).
+    pub fn from_option(option: Option<&Value>) -> BeyondConfig {
+        let get = |name: &str| {
+            option
+                .and_then(Value::as_object)
+                .and_then(|o| o.get(name))
+                .filter(|v| !matches!(v, Value::Null | Value::Undefined | Value::Bool(false)))
+        };
+        let number = |v: Option<&Value>, name: &str| {
+            v.and_then(Value::as_object)
+                .and_then(|o| o.get(name))
+                .and_then(Value::as_f64)
+                .filter(|n| n.is_finite() && *n > 0.0)
+        };
+        BeyondConfig {
+            cycles: get("cycles").map(|c| {
+                number(Some(c), "maxPeriod").map_or(4, |p| (p as usize).clamp(2, 4))
+            }),
+            ledger: get("ledger").is_some(),
+            failures: get("failures").is_some(),
+            budget: get("budget").map(|b| BudgetConfig {
+                max_spend_while_looping: number(Some(b), "maxSpendWhileLooping"),
+                max_spend: number(Some(b), "maxSpend"),
+                unit: b
+                    .as_object()
+                    .and_then(|o| o.get("unit"))
+                    .and_then(Value::as_js_string)
+                    .cloned()
+                    .unwrap_or_else(|| JsString::from("tokens")),
+            }),
+        }
+    }
+
+    /// The resolved form, as a JSON value.
+    pub fn to_value(&self) -> Value {
+        let mut out = Object::new();
+        if let Some(period) = self.cycles {
+            let mut cycles = Object::new();
+            cycles.insert(JsString::from("maxPeriod"), Value::Number(period as f64));
+            out.insert(JsString::from("cycles"), Value::Object(cycles));
+        }
+        if self.ledger {
+            out.insert(JsString::from("ledger"), Value::Bool(true));
+        }
+        if self.failures {
+            out.insert(JsString::from("failures"), Value::Bool(true));
+        }
+        if let Some(budget) = &self.budget {
+            let mut b = Object::new();
+            if let Some(n) = budget.max_spend_while_looping {
+                b.insert(JsString::from("maxSpendWhileLooping"), Value::Number(n));
+            }
+            if let Some(n) = budget.max_spend {
+                b.insert(JsString::from("maxSpend"), Value::Number(n));
+            }
+            b.insert(JsString::from("unit"), Value::String(budget.unit.clone()));
+            out.insert(JsString::from("budget"), Value::Object(b));
+        }
+        Value::Object(out)
+    }
+}
+
+/// One tool's cycle evidence.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct CycleEntry {
+    /// Identities of its last completed rounds, oldest first.
+    pub(crate) history: Vec<JsString>,
+    /// For periods 2, 3, 4: how many trailing rounds of `history` equal the
+    /// round that period before them.
+    pub(crate) runs: [f64; 3],
+}
+
+impl CycleEntry {
+    /// The run for `period` if `identity` were the next round.
+    fn extended_run(&self, period: usize, identity: &JsString) -> f64 {
+        let n = self.history.len();
+        if n >= period && self.history[n - period] == *identity {
+            self.runs[period - 2] + 1.0
+        } else {
+            0.0
+        }
+    }
+
+    fn push(&mut self, identity: JsString) {
+        for period in 2..=MAX_PERIOD {
+            self.runs[period - 2] = self.extended_run(period, &identity);
+        }
+        self.history.push(identity);
+        if self.history.len() > CYCLE_HISTORY {
+            self.history.remove(0);
+        }
+    }
+
+    /// The strongest non-constant cycle ending in `current`: `(period, repeats)`.
+    fn cycle(&self, current: &JsString, max_period: usize) -> Option<(usize, f64)> {
+        let mut best: Option<(usize, f64)> = None;
+        for period in 2..=max_period.min(MAX_PERIOD) {
+            let n = self.history.len();
+            if n < period {
+                continue;
+            }
+            // A constant cycle is the plain streak's business.
+            let recent = &self.history[n + 1 - period..];
+            if recent.iter().all(|id| id == current) {
+                continue;
+            }
+            let repeats = ((self.extended_run(period, current) + period as f64) / period as f64).floor();
+            if repeats >= 2.0 && best.is_none_or(|(_, r)| repeats > r) {
+                best = Some((period, repeats));
+            }
+        }
+        best
+    }
+}
+
+/// One tool's ledger: the last outcome and how long it has held.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct LedgerEntry {
+    pub(crate) outcome: JsString,
+    pub(crate) input: JsString,
+    pub(crate) streak: f64,
+    pub(crate) inputs_varied: bool,
+}
+
+/// One tool's failure streak.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct FailureEntry {
+    pub(crate) streak: f64,
+    pub(crate) round: Option<f64>,
+}
+
+/// The opt-in detectors' state (persisted under `beyond`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct BeyondState {
+    pub(crate) cycles: Vec<(JsString, CycleEntry)>,
+    pub(crate) ledger: Vec<(JsString, LedgerEntry)>,
+    pub(crate) failures: Vec<(JsString, FailureEntry)>,
+    pub(crate) spent: f64,
+    pub(crate) spent_while_looping: f64,
+    /// A verdict was issued since the last spend record.
+    pub(crate) loop_suspected: bool,
+}
+
+fn slot<'a, T: Default>(list: &'a mut Vec<(JsString, T)>, tool: &JsString) -> &'a mut T {
+    let index = match list.iter().position(|(name, _)| name == tool) {
+        Some(i) => i,
+        None => {
+            list.push((tool.clone(), T::default()));
+            list.len() - 1
+        }
+    };
+    &mut list[index].1
+}
+
+impl Default for LedgerEntry {
+    fn default() -> Self {
+        LedgerEntry {
+            outcome: JsString::new(),
+            input: JsString::new(),
+            streak: 0.0,
+            inputs_varied: false,
+        }
+    }
+}
+
+impl Default for FailureEntry {
+    fn default() -> Self {
+        FailureEntry {
+            streak: 0.0,
+            round: None,
+        }
+    }
+}
+
+/// A round's identity: its sorted fingerprint set, joined.
+pub(crate) fn round_identity(set: &[JsString]) -> JsString {
+    let mut identity = JsString::new();
+    for (i, member) in set.iter().enumerate() {
+        if i > 0 {
+            identity.push_str(",");
+        }
+        identity.push_js(member);
+    }
+    identity
+}
+
+impl BeyondState {
+    /// Records that `tool` starts a new round, its previous round being `finished`.
+    pub(crate) fn close_round(&mut self, tool: &JsString, finished: &[JsString]) {
+        slot(&mut self.cycles, tool).push(round_identity(finished));
+    }
+
+    /// The cycle `tool` is in, counting the current round `current`.
+    pub(crate) fn cycle(&self, tool: &JsString, current: &[JsString], max_period: usize) -> Option<(usize, f64)> {
+        let (_, entry) = self.cycles.iter().find(|(name, _)| name == tool)?;
+        entry.cycle(&round_identity(current), max_period)
+    }
+
+    /// Updates the ledger with one result; returns the unchanged-outcome
+    /// streak when the inputs varied along it.
+    pub(crate) fn record_outcome(&mut self, tool: &JsString, input: &JsString, outcome: JsString) -> Option<f64> {
+        let entry = slot(&mut self.ledger, tool);
+        if entry.streak > 0.0 && entry.outcome == outcome {
+            if entry.input == *input {
+                // The same call again: the fingerprint detector's evidence.
+                return entry.inputs_varied.then_some(entry.streak);
+            }
+            entry.streak += 1.0;
+            entry.inputs_varied = true;
+        } else {
+            entry.outcome = outcome;
+            entry.streak = 1.0;
+            entry.inputs_varied = false;
+        }
+        entry.input = input.clone();
+        entry.inputs_varied.then_some(entry.streak)
+    }
+
+    /// Updates the failure streak with one result of `round`.
+    pub(crate) fn record_failure(&mut self, tool: &JsString, round: f64, failed: bool) -> f64 {
+        let entry = slot(&mut self.failures, tool);
+        if !failed {
+            entry.streak = 0.0;
+        } else if entry.round != Some(round) {
+            entry.streak += 1.0;
+        }
+        entry.round = Some(round);
+        entry.streak
+    }
+
+    /// The persisted form, `None` when there is nothing to persist.
+    pub(crate) fn to_value(&self) -> Option<Value> {
+        let mut out = Object::new();
+        let strings = |v: &[JsString]| Value::Array(v.iter().cloned().map(Value::String).collect());
+        if !self.cycles.is_empty() {
+            let cycles = self
+                .cycles
+                .iter()
+                .map(|(k, e)| {
+                    let runs = Value::Array(e.runs.iter().map(|r| Value::Number(*r)).collect());
+                    let entry = Object::from_entries(vec![
+                        (JsString::from("history"), strings(&e.history)),
+                        (JsString::from("runs"), runs),
+                    ]);
+                    (k.clone(), Value::Object(entry))
+                })
+                .collect();
+            out.insert(JsString::from("cycles"), Value::Object(Object::from_entries(cycles)));
+        }
+        if !self.ledger.is_empty() {
+            let ledger = self
+                .ledger
+                .iter()
+                .map(|(k, e)| {
+                    let entry = Object::from_entries(vec![
+                        (JsString::from("outcome"), Value::String(e.outcome.clone())),
+                        (JsString::from("input"), Value::String(e.input.clone())),
+                        (JsString::from("streak"), Value::Number(e.streak)),
+                        (JsString::from("inputsVaried"), Value::Bool(e.inputs_varied)),
+                    ]);
+                    (k.clone(), Value::Object(entry))
+                })
+                .collect();
+            out.insert(JsString::from("ledger"), Value::Object(Object::from_entries(ledger)));
+        }
+        if !self.failures.is_empty() {
+            let failures = self.failures.iter().map(|(k, e)| (k.clone(), Value::Number(e.streak))).collect();
+            out.insert(JsString::from("failures"), Value::Object(Object::from_entries(failures)));
+        }
+        if self.spent > 0.0 {
+            out.insert(JsString::from("spent"), Value::Number(self.spent));
+            out.insert(JsString::from("spentWhileLooping"), Value::Number(self.spent_while_looping));
+        }
+        (!out.is_empty()).then_some(Value::Object(out))
+    }
+
+    /// Restores from a persisted `beyond` object, entry by entry; anything
+    /// malformed is dropped, never fatal. Bounded like the rest of the blob.
+    pub(crate) fn from_value(value: Option<&Value>) -> BeyondState {
+        let mut state = BeyondState::default();
+        let Some(object) = value.and_then(Value::as_object) else {
+            return state;
+        };
+        let section = |name: &str| object.get(name).and_then(Value::as_object);
+        let finite = |v: Option<&Value>| {
+            v.and_then(Value::as_f64)
+                .filter(|n| n.is_finite() && *n >= 0.0)
+                .map(|n| n.floor().min(1_000_000.0))
+        };
+        for (tool, entry) in section("cycles").into_iter().flat_map(Object::iter) {
+            let field = |name: &str| entry.as_object().and_then(|o| o.get(name));
+            if let (Some(Value::Array(items)), Some(Value::Array(runs))) = (field("history"), field("runs")) {
+                let ids: Vec<JsString> = items.iter().filter_map(Value::as_js_string).cloned().collect();
+                let keep = ids.len().saturating_sub(CYCLE_HISTORY);
+                let mut entry = CycleEntry {
+                    history: ids[keep..].to_vec(),
+                    runs: [0.0; 3],
+                };
+                for (slot, run) in entry.runs.iter_mut().zip(runs) {
+                    *slot = finite(Some(run)).unwrap_or(0.0);
+                }
+                state.cycles.push((tool.clone(), entry));
+            }
+        }
+        for (tool, entry) in section("ledger").into_iter().flat_map(Object::iter) {
+            let field = |name: &str| entry.as_object().and_then(|o| o.get(name));
+            if let (Some(outcome), Some(input), Some(streak)) = (
+                field("outcome").and_then(Value::as_js_string),
+                field("input").and_then(Value::as_js_string),
+                finite(field("streak")).filter(|s| *s >= 1.0),
+            ) {
+                state.ledger.push((
+                    tool.clone(),
+                    LedgerEntry {
+                        outcome: outcome.clone(),
+                        input: input.clone(),
+                        streak,
+                        inputs_varied: field("inputsVaried").is_some_and(Value::is_truthy),
+                    },
+                ));
+            }
+        }
+        for (tool, streak) in section("failures").into_iter().flat_map(Object::iter) {
+            if let Some(streak) = finite(Some(streak)) {
+                state.failures.push((tool.clone(), FailureEntry { streak, round: None }));
+            }
+        }
+        state.spent = object.get("spent").and_then(Value::as_f64).filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(0.0);
+        state.spent_while_looping = object
+            .get("spentWhileLooping")
+            .and_then(Value::as_f64)
+            .filter(|n| n.is_finite() && *n >= 0.0)
+            .unwrap_or(0.0)
+            .min(state.spent);
+        state
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(s: &str) -> Vec<JsString> {
+        s.chars().map(|c| JsString::from(c.to_string())).collect()
+    }
+
+    fn trailing_cycle(sequence: &[JsString], max_period: usize) -> Option<(usize, f64)> {
+        let (last, done) = sequence.split_last()?;
+        let mut entry = CycleEntry::default();
+        for id in done {
+            entry.push(id.clone());
+        }
+        entry.cycle(last, max_period)
+    }
+
+    #[test]
+    fn cycles_count_whole_repeats_and_skip_constant_runs() {
+        assert_eq!(trailing_cycle(&ids("ABAB"), 4), Some((2, 2.0)));
+        assert_eq!(trailing_cycle(&ids("ABABAB"), 4), Some((2, 3.0)));
+        assert_eq!(trailing_cycle(&ids("ABABABABABABABABABAB"), 4), Some((2, 10.0)));
+        assert_eq!(trailing_cycle(&ids("ABCABC"), 4), Some((3, 2.0)));
+        assert_eq!(trailing_cycle(&ids("ABA"), 4), None);
+        assert_eq!(trailing_cycle(&ids("AAAA"), 4), None);
+        assert_eq!(trailing_cycle(&ids("ABCD"), 4), None);
+        assert_eq!(trailing_cycle(&ids("ABCDABCD"), 3), None);
+    }
+
+    #[test]
+    fn the_ledger_counts_only_when_inputs_vary() {
+        let mut s = BeyondState::default();
+        let tool = JsString::from("t");
+        let same = JsString::from("out");
+        assert_eq!(s.record_outcome(&tool, &JsString::from("a"), same.clone()), None);
+        assert_eq!(s.record_outcome(&tool, &JsString::from("a"), same.clone()), None);
+        assert_eq!(s.record_outcome(&tool, &JsString::from("b"), same.clone()), Some(2.0));
+        assert_eq!(s.record_outcome(&tool, &JsString::from("c"), same.clone()), Some(3.0));
+        assert_eq!(s.record_outcome(&tool, &JsString::from("d"), JsString::from("new")), None);
+    }
+
+    #[test]
+    fn failures_count_once_per_round_and_reset_on_success() {
+        let mut s = BeyondState::default();
+        let tool = JsString::from("t");
+        assert_eq!(s.record_failure(&tool, 1.0, true), 1.0);
+        assert_eq!(s.record_failure(&tool, 1.0, true), 1.0);
+        assert_eq!(s.record_failure(&tool, 2.0, true), 2.0);
+        assert_eq!(s.record_failure(&tool, 3.0, false), 0.0);
+    }
+
+    #[test]
+    fn restore_drops_malformed_entries_and_bounds_history() {
+        let blob = crate::json::parse(
+            r#"{"cycles":{"t":["1","2","3","4","5","6","7","8","9","10"],"u":5},"ledger":{"t":{"outcome":"o","input":"i","streak":-3}},"failures":{"t":2.5,"u":"x"},"spent":-1}"#,
+        )
+        .unwrap();
+        let s = BeyondState::from_value(Some(&blob));
+        assert!(s.cycles.is_empty(), "entries need history and runs");
+        assert!(s.ledger.is_empty());
+        assert_eq!(s.failures, vec![(JsString::from("t"), FailureEntry { streak: 2.0, round: None })]);
+        assert_eq!(s.spent, 0.0);
+    }
+}

@@ -1,0 +1,243 @@
+// The playground in headless Debian Chromium (playwright-core), served by
+// scripts/serve-playground.mjs on 127.0.0.1 (ephemeral port). Needs pkg/
+// (bash scripts/build-pkg.sh) and /usr/bin/chromium (bash scripts/install-tools.sh chromium).
+//
+//   node --test tests/playground/
+//
+// Writes tests/artifacts/playground.png and checks it by decoding the PNG:
+// not blank, and the block and stop badge colours inside the timeline.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startPlaygroundServer } from '../../scripts/serve-playground.mjs';
+import { decodePng, countColour, hexToRgb, variety } from './png.mjs';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const ARTIFACTS = join(ROOT, 'tests', 'artifacts');
+const SCREENSHOT = join(ARTIFACTS, 'playground.png');
+const CHROMIUM = '/usr/bin/chromium';
+const STEP_TIMEOUT_MS = 15_000;
+const TEST_TIMEOUT_MS = 60_000;
+
+// The badge colours of playground.css (--block, --stop).
+const BLOCK = '#c2410c';
+const STOP = '#b91c1c';
+
+let server;
+let browser;
+let page;
+let origin;
+const problems = [];
+
+before(async () => {
+  for (const file of ['pkg/browser.mjs', 'pkg/doom_loop_bg.wasm', 'pkg/billing-agent.json']) {
+    assert.ok(existsSync(join(ROOT, file)), `${file} is missing: build the package first (bash scripts/build-pkg.sh)`);
+  }
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: bash scripts/install-tools.sh chromium`);
+  server = await startPlaygroundServer({ port: 0 });
+  origin = `http://127.0.0.1:${server.address().port}`;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run'],
+    timeout: 30_000,
+  });
+  const context = await browser.newContext({ viewport: { width: 1360, height: 1000 }, deviceScaleFactor: 1 });
+  page = await context.newPage();
+  page.setDefaultTimeout(STEP_TIMEOUT_MS);
+  // Loopback only: anything else is refused (and reported).
+  await page.route('**/*', (route) => {
+    const url = new URL(route.request().url());
+    if (url.origin === origin || url.protocol === 'blob:' || url.protocol === 'data:') return route.continue();
+    problems.push(`non-loopback request: ${url.href}`);
+    return route.abort();
+  });
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
+  });
+  await page.goto(`${origin}/`, { waitUntil: 'load' });
+  await page.waitForSelector('html[data-ready="true"]');
+});
+
+after(async () => {
+  await browser?.close();
+  if (server) {
+    server.closeAllConnections();
+    await new Promise((ok) => server.close(ok));
+  }
+});
+
+const texts = (selector) => page.locator(selector).allTextContents();
+const count = (selector) => page.locator(selector).count();
+
+test('serves the page, the module and the wasm with the right types', { timeout: TEST_TIMEOUT_MS }, async () => {
+  const types = await page.evaluate(async () => {
+    const out = {};
+    for (const path of ['/', '/playground.mjs', '/pkg/browser.mjs', '/pkg/doom_loop_bg.wasm', '/pkg/billing-agent.json']) {
+      const res = await fetch(path);
+      out[path] = [res.status, res.headers.get('content-type')];
+    }
+    out.missing = (await fetch('/pkg/../package.json')).status;
+    return out;
+  });
+  assert.deepEqual(types['/'], [200, 'text/html; charset=utf-8']);
+  assert.deepEqual(types['/pkg/doom_loop_bg.wasm'], [200, 'application/wasm']);
+  assert.equal(types['/pkg/browser.mjs'][1], 'text/javascript; charset=utf-8');
+  assert.equal(types['/pkg/billing-agent.json'][0], 200);
+  assert.equal(types.missing, 404);
+});
+
+test('the billing example renders a timeline with block and stop', { timeout: TEST_TIMEOUT_MS }, async () => {
+  assert.equal(await page.locator('#example').inputValue(), 'billing');
+  const reached = await count('#timeline tbody.round:not(.not-reached)');
+  assert.equal(reached, 6, 'rounds 1–6 replayed');
+  assert.equal(await count('#timeline tbody.not-reached'), 2, 'rounds 7 and 8 greyed');
+  assert.ok((await count('#timeline .badge-block')) >= 1, 'a block badge');
+  assert.equal(await count('#timeline tr.call .badge-stop'), 1, 'one stop badge on a call');
+  assert.ok((await count('#timeline .badge-observe')) >= 1, 'an observe badge');
+  const banner = await page.locator('#timeline .stop-banner').textContent();
+  assert.match(banner, /stopped: doom_loop at round 6 of 8/);
+  assert.match(await page.locator('#summary').textContent(), /Stopped: doom_loop at round 6 of 8/);
+  // Fingerprint prefixes, with the full fingerprint in the title.
+  const code = page.locator('#timeline td.fingerprint code').first();
+  assert.match(await code.textContent(), /^[0-9a-f]{8}…$/);
+  assert.match(await code.getAttribute('title'), /^[0-9a-f]{64}$/);
+  // Verdict text from the core.
+  const verdicts = (await texts('#timeline td.verdict')).join('\n');
+  assert.match(verdicts, /tool "get_invoice" was invoked in 3 consecutive rounds/);
+  // The round-3 get_invoice call is the first block, with streak 3.
+  const round3 = page.locator('#timeline tbody[data-round="3"] tr.call', { hasText: 'get_invoice' });
+  assert.equal((await round3.locator('td.streak').textContent()).trim(), '3');
+  assert.equal((await round3.locator('.badge').textContent()).trim(), 'block');
+  // The terminal rendering agrees.
+  assert.match(await page.locator('#timeline-text').textContent(), /stopped: doom_loop at round 6 of 8/);
+  // The ladder editor shows the resolved defaults.
+  assert.equal(await page.locator('#rung-block').inputValue(), '3');
+  assert.equal(await page.locator('#rung-stop').inputValue(), '6');
+  assert.ok(await page.locator('#rung-steer-off').isChecked());
+});
+
+test('the screenshot is not blank and shows the block and stop badge colours in the timeline', { timeout: TEST_TIMEOUT_MS }, async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const box = await page.evaluate(() => {
+    const r = document.getElementById('timeline').getBoundingClientRect();
+    return { x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height };
+  });
+  await page.screenshot({ path: SCREENSHOT, fullPage: true, animations: 'disabled' });
+  const image = decodePng(readFileSync(SCREENSHOT));
+  assert.ok(image.width >= 1000 && image.height >= 800, `screenshot ${image.width}×${image.height}`);
+  const { distinctColours, nonDominantShare } = variety(image);
+  assert.ok(distinctColours > 50, `not blank: ${distinctColours} distinct colours`);
+  assert.ok(nonDominantShare > 0.1, `not blank: ${(nonDominantShare * 100).toFixed(1)}% of pixels differ from the background`);
+  const block = countColour(image, hexToRgb(BLOCK), { box });
+  const stop = countColour(image, hexToRgb(STOP), { box });
+  // A badge is ~75×20 px; several block badges, one stop badge plus the banner.
+  assert.ok(block > 500, `block colour ${BLOCK} in the timeline: ${block} px`);
+  assert.ok(stop > 500, `stop colour ${STOP} in the timeline: ${stop} px`);
+  // And the ladder editor's legend shows them too, outside the timeline.
+  assert.ok(countColour(image, hexToRgb(BLOCK)) > block, 'block colour also in the ladder editor');
+});
+
+test('turning the stop rung off re-runs the replay: no stop, and the resolver warns', { timeout: TEST_TIMEOUT_MS }, async () => {
+  await page.locator('#rung-stop-off').check();
+  await page.waitForFunction(() => !document.querySelector('#timeline .stop-marker'));
+  assert.equal(await count('#timeline .badge-stop'), 0);
+  assert.equal(await count('#timeline tbody.not-reached'), 0);
+  assert.equal(await count('#timeline tbody.round'), 8);
+  assert.match(await page.locator('#summary').textContent(), /Completed: all 8 rounds replayed, no stop/);
+  assert.match(await page.locator('#resolver-warnings').textContent(), /block enabled with stop disabled/);
+  assert.equal(await page.locator('#rung-stop-resolved').textContent(), 'off');
+  assert.ok(await page.locator('#rung-stop').isDisabled());
+  assert.equal(await page.locator('#example').inputValue(), 'custom', 'an edited example is custom');
+  const doc = JSON.parse(await page.locator('#transcript').inputValue());
+  assert.equal(doc.doomLoop.ladder.stop, false, 'the option is written into the transcript');
+
+  // A number edit: block at 4 moves the first block to round 4; a dead rung is warned about.
+  await page.locator('#rung-block').fill('4');
+  await page.waitForFunction(() => document.querySelector('#timeline tbody[data-round="3"] .badge')?.textContent !== 'block');
+  assert.equal((await page.locator('#timeline tbody[data-round="4"] tr.call .badge').textContent()).trim(), 'block');
+  await page.locator('#rung-observe').fill('5');
+  await page.waitForFunction(() => /can never fire/.test(document.getElementById('resolver-warnings').textContent));
+
+  // Back to the defaults: the stop returns.
+  await page.locator('#ladder-defaults').click();
+  await page.waitForSelector('#timeline .stop-marker');
+  assert.equal(await count('#timeline tr.call .badge-stop'), 1);
+  assert.equal(await page.locator('#resolver-warnings').textContent(), '');
+  assert.ok(!(await page.locator('#rung-stop-off').isChecked()));
+});
+
+test('state export and import: a round trip, a corrupt blob, and non-JSON', { timeout: TEST_TIMEOUT_MS }, async () => {
+  const exported = JSON.parse(await page.locator('#state-export').textContent());
+  assert.equal(exported.tools.get_invoice.streak, 6);
+
+  await page.locator('#state-to-import').click();
+  await page.locator('#state-restore').click();
+  await page.waitForSelector('#state-restored:not([hidden])');
+  assert.match(await page.locator('#restore-warnings').textContent(), /Restored without warnings/);
+  assert.deepEqual(JSON.parse(await page.locator('#state-restored').textContent()), exported);
+
+  // Valid JSON, not a state: the library's own warning, and an empty state.
+  await page.locator('#state-input').fill('"corrupt"');
+  await page.locator('#state-restore').click();
+  await page.waitForFunction(() => /Ignoring invalid persisted doom-loop state/.test(document.getElementById('restore-warnings').textContent));
+  assert.deepEqual(JSON.parse(await page.locator('#state-restored').textContent()), { tools: {} });
+
+  // A partly bad blob: the bad entry is dropped, the good one kept.
+  await page.locator('#state-input').fill(JSON.stringify({
+    tools: { good: { fingerprint: 'a'.repeat(64), streak: 2 }, bad: { fingerprint: 42, streak: 'x' } },
+  }));
+  await page.locator('#state-restore').click();
+  await page.waitForFunction(() => /"good"/.test(document.getElementById('state-restored').textContent));
+  const restored = JSON.parse(await page.locator('#state-restored').textContent());
+  assert.deepEqual(Object.keys(restored.tools), ['good']);
+  assert.match(await page.locator('#restore-warnings').textContent(), /Dropped as invalid: tools\["bad"\]/);
+
+  // Not JSON at all.
+  await page.locator('#state-input').fill('{tools: oops');
+  await page.locator('#state-restore').click();
+  await page.waitForSelector('#restore-error:not([hidden])');
+  assert.match(await page.locator('#restore-error').textContent(), /not valid JSON/);
+});
+
+test('the inline examples: case variants evade, fan-out blocks, the exempt poller completes', { timeout: TEST_TIMEOUT_MS }, async () => {
+  await page.locator('#example').selectOption('case-variants');
+  await page.waitForFunction(() => /Verdicts: none/.test(document.getElementById('summary').textContent));
+  assert.match(await page.locator('#summary').textContent(), /Completed: all 8 rounds/);
+  const streaks = await texts('#timeline tr.call td.streak');
+  assert.ok(streaks.length === 8 && streaks.every((s) => s.trim() === '1'), `streaks ${streaks}`);
+  const prefixes = new Set(await texts('#timeline td.fingerprint code'));
+  assert.equal(prefixes.size, 2, 'two identities, one per spelling');
+
+  await page.locator('#example').selectOption('fan-out');
+  await page.waitForSelector('#timeline .stop-marker');
+  assert.ok((await count('#timeline .badge-block')) >= 3);
+  assert.ok((await count('#timeline .tag', )) >= 1);
+  assert.match((await texts('#timeline .tag')).join(' '), /duplicate in round/);
+  assert.match((await texts('#timeline td.verdict')).join('\n'), /same set of 3 parallel calls/);
+
+  await page.locator('#example').selectOption('poller');
+  await page.waitForFunction(() => /Completed/.test(document.getElementById('summary').textContent));
+  assert.equal(await count('#timeline .badge-exempt'), 7);
+  assert.equal(await count('#timeline .stop-marker'), 0);
+
+  // Paste garbage: a clear error, then a fix re-runs.
+  await page.locator('#transcript').fill('{"rounds": [');
+  await page.waitForSelector('#transcript-error:not([hidden])');
+  assert.match(await page.locator('#transcript-error').textContent(), /Not valid JSON/);
+  await page.locator('#transcript').fill('{"rounds": 5}');
+  await page.waitForSelector('#replay-error:not([hidden])');
+  assert.match(await page.locator('#replay-error').textContent(), /could not be replayed/);
+
+  await page.locator('#example').selectOption('billing');
+  await page.waitForSelector('#timeline .stop-marker');
+});
+
+test('no page errors, console errors or non-loopback requests', () => {
+  assert.deepEqual(problems, []);
+});
