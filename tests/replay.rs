@@ -37,7 +37,7 @@ fn chat_and_responses_lists_replay_like_rounds() {
     assert_eq!(actions(&run(&chat)), vec![None, Some("observe"), Some("block")]);
 
     let item = r#"{"type":"function_call","name":"ls","arguments":"{\"p\":1}"},{"type":"function_call_output","output":"e"}"#;
-    let responses = format!("{{\"input\":[{}]}}", vec![item; 3].join(","));
+    let responses = format!("{{\"input\":[{}]}}", [item; 3].join(","));
     assert_eq!(actions(&run(&responses)), vec![None, Some("observe"), Some("block")]);
 }
 
