@@ -7,12 +7,17 @@ export PATH := $(CURDIR)/.tools/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 CORPUS ?= vectors/reference
 CARGO ?= cargo
 
-.PHONY: all tools build demo test test-rust test-js test-runtimes conformance clippy bench fuzz clean
+.PHONY: all tools test-tools build demo test test-rust test-js test-runtimes conformance clippy bench fuzz playground clean
 
 all: build
 
+## What building and the demo need (rustup target, wasm-bindgen-cli, npm deps).
 tools:
-	@bash scripts/install-tools.sh
+	@bash scripts/install-tools.sh rust wasm-bindgen npm
+
+## Plus Debian's Chromium for the browser tests.
+test-tools: tools
+	@bash scripts/install-tools.sh chromium
 
 build: tools
 	@bash scripts/build-pkg.sh
@@ -24,10 +29,11 @@ demo: build
 
 ## Every test: Rust (unit, property, conformance, doc), clippy, the corpus through
 ## the native CLI and the wasm package, the JS suites, the runtime matrix.
-test: build test-rust clippy
+test: test-tools build test-rust clippy
 	@$(MAKE) --no-print-directory conformance CORPUS="vectors/upstream-vectors.json vectors/reference"
 	@$(MAKE) --no-print-directory test-js
 	@$(MAKE) --no-print-directory test-runtimes
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-15}
 
 test-rust:
 	$(CARGO) test --workspace --quiet
@@ -40,8 +46,10 @@ clippy:
 conformance:
 	@bash scripts/conformance.sh $(CORPUS)
 
+## The package's own suites, the real-SDK end-to-end tests, the playground
+## (headless Chromium) and the Worker example (workerd).
 test-js:
-	node --test tests/js/ tests/e2e/
+	node --test --test-concurrency=1 tests/js/ tests/e2e/ tests/playground/ worker-example/test/
 
 test-runtimes:
 	@bash scripts/test-runtimes.sh
@@ -52,6 +60,10 @@ bench: build
 
 fuzz:
 	@bash scripts/fuzz-smoke.sh
+
+## The playground on http://127.0.0.1:8787/
+playground: build
+	node scripts/serve-playground.mjs
 
 clean:
 	rm -rf pkg target

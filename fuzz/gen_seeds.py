@@ -151,7 +151,7 @@ def text_seeds():
 
 # ---- monitor programs (mirrors the Cursor layout in fuzz_targets/monitor.rs) ----
 OPT_TRUE = [1]
-DECLARE, RECORD, TEXT, RESET, ESCALATE, NEXT, RESTORE_SELF, RESTORE_BLOB, GET = 0, 1, 3, 4, 5, 6, 7, 8, 9
+DECLARE, RECORD, TEXT, RESET, ESCALATE, NEXT, RESTORE_SELF, RESTORE_BLOB, GET, RESULT, SPEND = 0, 1, 3, 4, 5, 6, 7, 8, 9, 10, 11
 READ, SEARCH, PROTO = 0, 1, 2
 EMPTY_ARGS, A1, A1_FLOAT = 0, 1, 2
 
@@ -186,6 +186,14 @@ def monitor_seeds():
     #    state shape restore does not keep as is; see fuzz_targets/common.rs).
     out.append(OPT_TRUE + [DECLARE, 0, 1, READ, A1] + record(READ, EMPTY_ARGS)
                + [NEXT, DECLARE, 0, 1, READ, A1] + record(READ, A1) + [GET])
+    # 10. The opt-in detectors beyond the reference: an A,B,A,B cycle, results
+    #     with unchanged outcomes under changing inputs, failures, spend.
+    beyond = [5, 0b10000, 0b01111, 0, 0, 0, 19, 15]
+    result_same = [RESULT, READ, 0, 1, EMPTY_ARGS, 0]
+    result_fail = [RESULT, SEARCH, 1, 2, 0]
+    out.append(beyond + (record(READ, EMPTY_ARGS) + result_same + result_fail + [SPEND, 3, NEXT]
+                         + record(READ, A1) + result_same + result_fail + [SPEND, 8, NEXT]) * 3
+               + [RESTORE_BLOB, 5] + record(READ) + [GET])
     return [bytes(p) for p in out]
 
 

@@ -31,7 +31,25 @@
 //   `instructions` of the next request only. `escalate`: the next follow-up
 //   request runs on `escalation.model` (budgeted by `maxEscalations`).
 // * State: the detector snapshot rides on the ConversationState as
-//   `doomLoop`, in the same shape the reference engine persists.
+//   `doomLoop`, in the same shape the reference engine persists (plus a
+//   `beyond` key when an opt-in detector below has evidence).
+//
+// Opt-in detectors (config keys `cycles`, `ledger`, `failures`, `budget`;
+// without them no hook below is registered and a run is unchanged):
+//
+// * `cycles` is judged inside recordToolCallSync, like the fingerprint
+//   ladder: nothing extra to wire (round preview included).
+// * `ledger` / `failures`: every executed call the adapter let through is
+//   matched, in `PostToolUse` / `PostToolUseFailure`, to the fingerprint it
+//   was recorded with, and its result fed to recordToolResultSync — outcome
+//   from the tool's `loopOutputKey`; failed = threw, or returned an object
+//   with an `error`. Post-execution: never a block. A stop armed there takes
+//   effect at the next `stopWhen`, i.e. after the round's follow-up request;
+//   steer/escalate land in the request after that one.
+// * `budget`: every model response's spend (usage input+output tokens, or
+//   `usage.cost` with `unit: 'usd'`) is fed to recordSpend from
+//   `PostModelCall`, which — unlike onTurnEnd — also fires for the initial
+//   request. A budget stop takes effect at the next `stopWhen`.
 
 import {
   DoomLoopMonitor,
@@ -57,6 +75,11 @@ import {
  *   `false` to exempt the tool. Takes precedence over `tool.function.loopKey` on the
  *   tool object itself (`tool()` of 0.8.0 drops unknown config keys, so set it on the
  *   returned object or use this option).
+ * @property {Record<string, unknown>} [loopOutputKeys] Per-tool result identity for the
+ *   opt-in progress ledger (`doomLoop.ledger`), by tool name: a function
+ *   `(result) => outcomeMaterial | null`, a field list `['status', 'rows']`, or `false`
+ *   to keep the tool out of the ledger. Precedence over `tool.function.loopOutputKey`.
+ *   Without one, the whole result is the outcome (a thrown error: `{ error: message }`).
  * @property {(verdict: DoomLoopVerdict) => void} [onDetected] Called for every verdict the
  *   ladder produces (the adapter's stand-in for the reference's `DoomLoopDetected` hook —
  *   this is the only visible effect of the `observe` rung). Observation only; errors are
@@ -213,6 +236,20 @@ function isServerToolItem(item) {
   );
 }
 
+/** Did a tool that returned normally report an error (`{ error: … }`)? */
+function isReturnedToolError(result) {
+  if (!isPlainRecord(result) || !Object.hasOwn(result, 'error')) return false;
+  const error = result.error;
+  return error !== undefined && error !== null && error !== false && error !== '';
+}
+
+/** The message the model reads for a thrown tool error (0.8.0: `{error: err.message}`). */
+function thrownToolErrorText(error) {
+  if (error instanceof Error) return error.message;
+  if (isPlainRecord(error) && typeof error.message === 'string') return error.message;
+  return String(error);
+}
+
 /** Is this state message something a model response produced (vs. caller input)? */
 function isResponseItem(item) {
   if (!isPlainRecord(item)) return false;
@@ -226,7 +263,13 @@ class CallModelDoomLoop {
   #monitor;
   #request;
   #loopKeys;
+  #loopOutputKeys;
   #onDetected;
+  // Opt-in detectors of the resolved config (null: none configured).
+  #beyond;
+  // Calls let through to execution, awaiting their Post* hook: signature -> [{name, fingerprint, round}].
+  #inflight = new Map();
+  #usdWarned = false;
   #round = 0;
   // 'closed' between rounds; 'planned' (declared from the response), 'lazy'
   // (calls seen only at PreToolUse) or 'sealed' (a stop was armed before it).
@@ -256,6 +299,8 @@ class CallModelDoomLoop {
     this.#request = request;
     this.#monitor = new DoomLoopMonitor(config);
     this.#loopKeys = isPlainRecord(options.loopKeys) ? options.loopKeys : {};
+    this.#loopOutputKeys = isPlainRecord(options.loopOutputKeys) ? options.loopOutputKeys : {};
+    this.#beyond = isPlainRecord(config.beyond) ? config.beyond : null;
     this.#onDetected = typeof options.onDetected === 'function' ? options.onDetected : undefined;
   }
 
@@ -329,12 +374,16 @@ class CallModelDoomLoop {
   #hooks(userHooks) {
     const pre = { handler: (payload) => this.#guarded(() => this.#preToolUse(payload)) };
     const end = { handler: (payload) => void this.#guarded(() => this.#sessionEnd(payload)) };
-    if (userHooks == null) return { PreToolUse: [pre], SessionEnd: [end] };
+    const observers = this.#observerHooks();
+    if (userHooks == null) return { PreToolUse: [pre], SessionEnd: [end], ...observers };
     if (typeof userHooks.emit === 'function' && typeof userHooks.on === 'function') {
-      return this.#wrapManager(userHooks);
+      return this.#wrapManager(userHooks, observers);
     }
     const merged = { ...userHooks };
     merged.PreToolUse = [pre, ...(Array.isArray(userHooks.PreToolUse) ? userHooks.PreToolUse : [])];
+    for (const [name, entries] of Object.entries(observers)) {
+      merged[name] = [...entries, ...(Array.isArray(userHooks[name]) ? userHooks[name] : [])];
+    }
     merged.SessionEnd = [
       end,
       ...(Array.isArray(userHooks.SessionEnd) ? userHooks.SessionEnd : []).map((entry) =>
@@ -351,12 +400,33 @@ class CallModelDoomLoop {
   }
 
   /**
-   * A caller-owned HooksManager is not modified: a view of it (same handlers, same
-   * pending work) runs the adapter's check before its own PreToolUse chain.
+   * The observe-only hooks of the opt-in detectors — registered only when their
+   * config key is present, so a default run emits exactly what it did before.
    */
-  #wrapManager(manager) {
+  #observerHooks() {
+    const beyond = this.#beyond;
+    const hooks = {};
+    if (beyond !== null && (beyond.ledger || beyond.failures)) {
+      hooks.PostToolUse = [{ handler: (payload) => void this.#guarded(() => this.#toolResult(payload, false)) }];
+      hooks.PostToolUseFailure = [{ handler: (payload) => void this.#guarded(() => this.#toolResult(payload, true)) }];
+    }
+    if (beyond !== null && isPlainRecord(beyond.budget)) {
+      hooks.PostModelCall = [{ handler: (payload) => void this.#guarded(() => this.#modelCall(payload)) }];
+    }
+    return hooks;
+  }
+
+  /**
+   * A caller-owned HooksManager is not modified: a view of it (same handlers, same
+   * pending work) runs the adapter's check before its own PreToolUse chain, and its
+   * observers before the caller's.
+   */
+  #wrapManager(manager, observers) {
     const view = Object.create(manager);
     view.emit = async (hookName, payload, context) => {
+      if (Object.hasOwn(observers, hookName)) {
+        for (const entry of observers[hookName]) entry.handler(payload);
+      }
       if (hookName === 'PreToolUse') {
         const result = this.#guarded(() => this.#preToolUse(payload));
         if (result?.block) {
@@ -493,12 +563,18 @@ class CallModelDoomLoop {
       }
     }
     const key = `${name}\n${record.fingerprint}`;
-    if (record.duplicateInRound) return decisions.get(key) ?? PROCEED;
+    if (record.duplicateInRound) return decisions.get(key) ?? { ...PROCEED, fingerprint: record.fingerprint };
     if (!record.verdict) {
-      decisions.set(key, PROCEED);
-      return PROCEED;
+      const proceed = { ...PROCEED, fingerprint: record.fingerprint };
+      decisions.set(key, proceed);
+      return proceed;
     }
-    const decision = { action: record.verdict.action, message: record.verdict.message, verdict: record.verdict };
+    const decision = {
+      action: record.verdict.action,
+      message: record.verdict.message,
+      verdict: record.verdict,
+      fingerprint: record.fingerprint,
+    };
     decisions.set(key, decision);
     if (effects) this.#apply(record.verdict);
     return decision;
@@ -537,6 +613,8 @@ class CallModelDoomLoop {
     this.#roundKind = kind;
     this.#roundDecisions = new Map();
     this.#plannedDecisions = new Map();
+    // Calls that never reported (blocked by a later PreToolUse handler, paused HITL).
+    this.#inflight = new Map();
   }
 
   /** Declares the round's complete call set, then records each call in emission order. */
@@ -707,7 +785,117 @@ class CallModelDoomLoop {
     // 0.8.0 executes the calls pending at a stop without its approval gate: refuse
     // anything that could need approval rather than run it unapproved.
     if (this.#finalTurn && this.#stoppedByDoom && this.#mayNeedApproval(name)) return { block: haltText(this.#stop) };
+    if (this.#tracksResults() && typeof decision.fingerprint === 'string') {
+      const signature = this.#signature(name, input);
+      if (signature !== undefined) {
+        const entry = { name, fingerprint: decision.fingerprint, round: this.#round };
+        const queue = this.#inflight.get(signature);
+        if (queue) queue.push(entry);
+        else this.#inflight.set(signature, [entry]);
+      }
+    }
     return undefined;
+  }
+
+  #tracksResults() {
+    return this.#beyond !== null && Boolean(this.#beyond.ledger || this.#beyond.failures);
+  }
+
+  /**
+   * The recorded call a Post* hook reports on: same name and arguments, else (the
+   * arguments were rewritten by a later PreToolUse handler) the oldest of that tool.
+   */
+  #takeInflight(name, input) {
+    const signature = this.#signature(name, input);
+    let queue = signature === undefined ? undefined : this.#inflight.get(signature);
+    let key = signature;
+    if (!queue || queue.length === 0) {
+      for (const [candidate, entries] of this.#inflight) {
+        if (entries.length > 0 && entries[0].name === name) {
+          queue = entries;
+          key = candidate;
+          break;
+        }
+      }
+    }
+    if (!queue || queue.length === 0) return undefined;
+    const entry = queue.shift();
+    if (queue.length === 0) this.#inflight.delete(key);
+    return entry;
+  }
+
+  /** `PostToolUse` / `PostToolUseFailure`: one executed call's result, for the ledger and failure streak. */
+  #toolResult(payload, threw) {
+    const name = String(payload?.toolName);
+    const call = this.#takeInflight(name, payload?.toolInput ?? {});
+    // Not recorded (exempt, unfingerprintable) or not seen: not evidence.
+    if (call === undefined) return;
+    let outcome;
+    let failed = threw;
+    if (threw) {
+      // What the model reads; a loopOutputKey describes results, not errors.
+      outcome = this.#outputKeyFor(name) === false ? undefined : { error: thrownToolErrorText(payload?.error) };
+    } else {
+      const result = payload?.toolOutput;
+      failed = isReturnedToolError(result);
+      outcome = this.#outcome(name, result);
+    }
+    let verdict;
+    try {
+      verdict = this.#monitor.recordToolResultSync(name, call.fingerprint, outcome, failed, call.round);
+    } catch (error) {
+      console.warn(`[DoomLoop] the result of a "${name}" call cannot be fingerprinted; recording it without an outcome:`, error);
+      verdict = this.#monitor.recordToolResultSync(name, call.fingerprint, undefined, failed, call.round);
+    }
+    if (verdict) this.#apply(verdict);
+  }
+
+  #outputKeyFor(name) {
+    if (Object.hasOwn(this.#loopOutputKeys, name) && this.#loopOutputKeys[name] !== undefined) {
+      return this.#loopOutputKeys[name];
+    }
+    return this.#toolFor(name)?.function.loopOutputKey;
+  }
+
+  /** A result's identity from the tool's loopOutputKey (resolved like a loopKey); undefined: none. */
+  #outcome(name, result) {
+    const declaration = this.#outputKeyFor(name);
+    if (declaration === false) return undefined;
+    if (declaration === undefined) return result;
+    let resolution;
+    try {
+      resolution = resolveLoopKeyMaterial(declaration, result);
+    } catch (error) {
+      console.warn(`[DoomLoop] the loopOutputKey of "${name}" could not be applied; using the whole result:`, error);
+      return result;
+    }
+    if (resolution.kind === 'exempt') return undefined;
+    if (resolution.kind === 'fallback') {
+      const warning = String(resolution.warning).replace(/^loopKey/, 'loopOutputKey').replaceAll('full arguments', 'the whole result');
+      console.warn(`[DoomLoop] ${name}: ${warning}`);
+    }
+    return resolution.keyMaterial;
+  }
+
+  /** `PostModelCall`: one model response's spend, for the budget guard. */
+  #modelCall(payload) {
+    const usage = payload?.usage;
+    if (!isPlainRecord(usage)) return;
+    const unit = typeof this.#beyond.budget.unit === 'string' ? this.#beyond.budget.unit.toLowerCase() : 'tokens';
+    let amount;
+    if (unit === 'usd') {
+      amount = usage.cost;
+      if (typeof amount !== 'number' && !this.#usdWarned) {
+        this.#usdWarned = true;
+        console.warn('[DoomLoop] budget.unit is "usd" but a response carries no usage.cost; it counts as 0.');
+      }
+    } else {
+      amount = (Number(usage.inputTokens) || 0) + (Number(usage.outputTokens) || 0);
+    }
+    const verdict = this.#monitor.recordSpend(typeof amount === 'number' && Number.isFinite(amount) ? amount : 0);
+    // Once the run is stopped, every later response re-reports the exceeded budget
+    // (the forced final answer, a resumed turn): the spend is kept, not the repeats.
+    if (verdict && this.#stop === null) this.#apply(verdict);
   }
 
   #sessionEnd(payload) {

@@ -68,7 +68,7 @@ const poller = {
   name: 'poller: loopKeys {poll: false}',
   description:
     'A Responses-API item list. The agent polls a long-running job with identical arguments every round — legitimate repetition. ' +
-    '`loopKeys: {poll: false}` exempts the tool, so it is never tracked and the run completes. Set it to ["job_id"] (or delete it) to see the detector fire.',
+    'loopKeys: {poll: false} exempts the tool, so it is never tracked and the run completes. Set it to ["job_id"] (or delete it) to see the detector fire.',
   doomLoop: true,
   loopKeys: { poll: false },
   input: pollerItems,
@@ -77,7 +77,7 @@ const poller = {
 /** id → {label, load(): Promise<transcript>} */
 export const EXAMPLES = {
   billing: {
-    label: 'Billing agent (bundled example: one tool that always times out)',
+    label: 'Billing agent (bundled example)',
     note: 'The model re-issues get_invoice({invoice_id: "INV-2291"}) after every timeout. With the default ladder it is observed at 2, blocked from 3 and stopped at 6, so rounds 7 and 8 never run.',
     async load() {
       const res = await fetch(new URL('./pkg/billing-agent.json', document.baseURI));
@@ -86,17 +86,17 @@ export const EXAMPLES = {
     },
   },
   'case-variants': {
-    label: 'Case variants: INV-2291 / inv-2291 evade the default identity',
+    label: 'Case variants: INV-2291 / inv-2291',
     note: caseVariants.description,
     load: async () => structuredClone(caseVariants),
   },
   'fan-out': {
-    label: 'Parallel fan-out (OpenAI chat message list)',
+    label: 'Parallel fan-out (chat message list)',
     note: 'A bare OpenAI chat message list. Every turn fans out the same three get_invoice calls in parallel; the round is declared as one set, so the round-set streak grows although the calls differ from each other. Turn 3 issues INV-2293 twice: the repeat is a duplicate in its round and shares the first call\'s decision. Editing the ladder wraps the list as {doomLoop, messages}.',
     load: async () => structuredClone(fanOut),
   },
   poller: {
-    label: 'Poller with loopKeys {poll: false} (Responses item list)',
+    label: 'Poller, loopKeys {poll: false} (Responses items)',
     note: poller.description,
     load: async () => structuredClone(poller),
   },

@@ -225,6 +225,12 @@ function verdictRow({ source, sourceNote, fingerprint, streak, rung, text, flags
   );
 }
 
+/** The verdict's text; an observe verdict is only reported, so its text is de-emphasised. */
+function verdictText(verdict) {
+  if (verdict.action !== 'observe') return el('span', {}, verdict.message);
+  return el('span', { class: 'muted' }, el('span', { class: 'observed-only' }, 'Observed only: '), verdict.message);
+}
+
 function callRow(call, verdictIsStop, previousMessage) {
   const v = call.verdict;
   const flags = [];
@@ -242,7 +248,7 @@ function callRow(call, verdictIsStop, previousMessage) {
     } else if (v.message === previousMessage) {
       text = el('span', { class: 'muted' }, 'Same verdict text as the call above.');
     } else {
-      text = el('span', {}, v.message);
+      text = verdictText(v);
     }
   } else if (call.fingerprint === null) {
     rung = badge('none', 'skipped');
@@ -269,7 +275,7 @@ function textRow(verdict) {
     fingerprint: verdict.fingerprint,
     streak: verdict.streak,
     rung: badge(verdict.action, verdict.action, `${verdict.detector}: ${verdict.action} at streak ${verdict.streak}`),
-    text: el('span', {}, verdict.message),
+    text: verdictText(verdict),
     stopping: verdict.action === 'stop',
   });
 }

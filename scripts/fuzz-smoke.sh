@@ -32,7 +32,10 @@ for t in "${TARGETS[@]}"; do
   case " ${ALL_TARGETS[*]} " in *" $t "*) ;; *) die "unknown target '$t' (expected: ${ALL_TARGETS[*]})";; esac
 done
 case "$SECONDS_PER_TARGET" in ''|*[!0-9]*) die "FUZZ_SECONDS must be a whole number of seconds";; esac
-cargo fuzz --version >/dev/null 2>&1 || die "cargo-fuzz is missing: cargo install cargo-fuzz --locked"
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  log "installing cargo-fuzz (cargo install cargo-fuzz --locked)"
+  cargo install cargo-fuzz --locked >&2 || die "could not install cargo-fuzz"
+fi
 
 export RUSTC_BOOTSTRAP=1
 log "building fuzz targets"

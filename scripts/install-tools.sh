@@ -13,9 +13,10 @@
 # Usage: scripts/install-tools.sh [STEP...]
 #   STEP is any of: rust wasm-bindgen npm chromium   (default: all of them)
 # Environment:
-#   DOOM_LOOP_TOOLS_CACHE=DIR  optional machine-wide cache of the built
-#     wasm-bindgen-cli binaries (DIR/wasm-bindgen-cli-<V>/). A fresh clone (CI)
-#     then copies them instead of spending ~5.5 min in `cargo install`.
+#   DOOM_LOOP_TOOLS_CACHE=DIR  machine-wide cache of the built wasm-bindgen-cli
+#     binaries (DIR/wasm-bindgen-cli-<V>/; default ~/.cache/doom-loop-tools,
+#     empty to disable). A fresh clone on a machine that built them once (CI)
+#     copies them instead of spending ~5.5 min in `cargo install`.
 #
 # Notes (see scripts/RUNTIMES.md for the details):
 # * npm install scripts are never run (npm ci --ignore-scripts): the
@@ -87,7 +88,8 @@ if want wasm-bindgen; then
   [ "$(printf '%s\n' "$WB_VERSIONS" | wc -l)" -eq 1 ] || die "Cargo.lock has several wasm-bindgen versions ($(echo $WB_VERSIONS)); the CLI must match exactly one"
   WB_VERSION="$WB_VERSIONS"
   have="$("$TOOLS/bin/wasm-bindgen" --version 2>/dev/null || true)"
-  cache="${DOOM_LOOP_TOOLS_CACHE:+$DOOM_LOOP_TOOLS_CACHE/wasm-bindgen-cli-$WB_VERSION}"
+  cache_root="${DOOM_LOOP_TOOLS_CACHE-${XDG_CACHE_HOME:-$HOME/.cache}/doom-loop-tools}"
+  cache="${cache_root:+$cache_root/wasm-bindgen-cli-$WB_VERSION}"
   if [ "$have" != "wasm-bindgen $WB_VERSION" ] && [ -n "$cache" ] \
      && [ "$("$cache/wasm-bindgen" --version 2>/dev/null || true)" = "wasm-bindgen $WB_VERSION" ]; then
     log "wasm-bindgen: copying $WB_VERSION from \$DOOM_LOOP_TOOLS_CACHE ($cache)"

@@ -118,8 +118,14 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     console.log('usage: node scripts/serve-playground.mjs [PORT]   (or PORT=…; default 8787)');
     process.exit(0);
   }
-  const port = portFrom(arg) ?? portFrom(process.env.PORT) ?? DEFAULT_PORT;
-  const server = await startPlaygroundServer({ port });
+  let server;
+  try {
+    const port = portFrom(arg) ?? portFrom(process.env.PORT) ?? DEFAULT_PORT;
+    server = await startPlaygroundServer({ port });
+  } catch (error) {
+    console.error(`serve-playground: ${error.message}`);
+    process.exit(1);
+  }
   const { port: actual } = server.address();
   console.log(`doom-loop playground: http://127.0.0.1:${actual}/   (Ctrl-C to stop)`);
   const close = () => {

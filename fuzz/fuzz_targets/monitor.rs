@@ -8,7 +8,9 @@
 //! key materials including unhashable ones, odd round numbers, both record
 //! options) / record_assistant_text / reset_text_streak / escalation /
 //! next round / restore(get_state) in place / restore of a small blob /
-//! get_state.
+//! get_state / record_tool_result / record_spend. The option may also turn
+//! on the opt-in detectors beyond the reference (`cycles`, `ledger`,
+//! `failures`, `budget`).
 //!
 //! Invariants:
 //! - nothing panics;
@@ -161,8 +163,65 @@ fn build_option(c: &mut Cursor) -> Option<Value> {
                 };
                 entries.push(("text", text));
             }
+            if sections & 16 != 0 {
+                // Opt-in detectors beyond the reference (src/beyond.rs).
+                let which = c.byte();
+                let flag = |b: u8| match b % 5 {
+                    0 => Value::Bool(true),
+                    1 => Value::Bool(false),
+                    2 => Value::Null,
+                    3 => obj(vec![]),
+                    _ => num(1.0),
+                };
+                if which & 1 != 0 {
+                    let b = c.byte();
+                    let cycles = if b & 1 == 0 {
+                        flag(b >> 1)
+                    } else {
+                        match odd_value(b >> 1) {
+                            Some(v) => obj(vec![("maxPeriod", v)]),
+                            None => obj(vec![]),
+                        }
+                    };
+                    entries.push(("cycles", cycles));
+                }
+                if which & 2 != 0 {
+                    entries.push(("ledger", flag(c.byte())));
+                }
+                if which & 4 != 0 {
+                    entries.push(("failures", flag(c.byte())));
+                }
+                if which & 8 != 0 {
+                    let mut budget = Vec::new();
+                    if let Some(v) = odd_value(c.byte()) {
+                        budget.push(("maxSpendWhileLooping", v));
+                    }
+                    if let Some(v) = odd_value(c.byte()) {
+                        budget.push(("maxSpend", v));
+                    }
+                    if which & 16 != 0 {
+                        budget.push(("unit", s("usd")));
+                    }
+                    entries.push(("budget", obj(budget)));
+                }
+            }
             Some(obj(entries))
         }
+    }
+}
+
+fn spend(c: &mut Cursor) -> f64 {
+    match c.byte() % 10 {
+        0 => 0.0,
+        1 => 1.0,
+        2 => 0.5,
+        3 => 100.0,
+        4 => 1e6,
+        5 => -5.0,
+        6 => f64::NAN,
+        7 => f64::INFINITY,
+        8 => 1e300,
+        _ => f64::MAX,
     }
 }
 
@@ -269,7 +328,7 @@ fn text(c: &mut Cursor) -> JsString {
 }
 
 fn blob(c: &mut Cursor) -> Value {
-    match c.byte() % 5 {
+    match c.byte() % 6 {
         0 => Value::Array(vec![]),
         1 => obj(vec![]),
         2 => obj(vec![
@@ -292,6 +351,39 @@ fn blob(c: &mut Cursor) -> Value {
             "tools",
             Value::Array(vec![obj(vec![("fingerprint", s("f")), ("streak", num(1e9))])]),
         )]),
+        5 => obj(vec![
+            ("tools", obj(vec![])),
+            (
+                "beyond",
+                obj(vec![
+                    (
+                        "cycles",
+                        obj(vec![(
+                            "read",
+                            obj(vec![
+                                ("history", Value::Array(["a", "b", "a", "b", "a"].map(s).to_vec())),
+                                ("runs", Value::Array(vec![num(3.0), num(-1.0), num(2e6)])),
+                            ]),
+                        )]),
+                    ),
+                    (
+                        "ledger",
+                        obj(vec![(
+                            "read",
+                            obj(vec![
+                                ("outcome", s("o")),
+                                ("input", s("x")),
+                                ("streak", num(2.5)),
+                                ("inputsVaried", num(1.0)),
+                            ]),
+                        )]),
+                    ),
+                    ("failures", obj(vec![("read", num(4.0)), ("search", num(0.0))])),
+                    ("spent", num(10.0)),
+                    ("spentWhileLooping", num(20.0)),
+                ]),
+            ),
+        ]),
         _ => std::str::from_utf8(c.chunk(64))
             .ok()
             .and_then(|t| parse_lowered(t).ok())
@@ -345,6 +437,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let mut monitor = DoomLoopMonitor::new(config.clone());
     let mut current = 1.0f64;
+    let mut last_fingerprint = JsString::new();
     // The op trace in panic messages costs time, so it is only kept when
     // reproducing: DOOM_LOOP_FUZZ_TRACE=1 cargo fuzz run monitor <input>.
     let mut trace = Trace { on: tracing(), lines: Vec::new() };
@@ -353,7 +446,7 @@ fuzz_target!(|data: &[u8]| {
         if c.is_empty() {
             break;
         }
-        match c.byte() % 10 {
+        match c.byte() % 12 {
             0 => {
                 let r = round(&mut c, current);
                 let n = c.byte() % 5;
@@ -377,7 +470,7 @@ fuzz_target!(|data: &[u8]| {
                 let r = round(&mut c, current);
                 let options = record_options(&mut c);
                 trace.push(|| format!("record_tool_call({name:?}, {}, {r}, allow_block={})", to_json(&key), options.allow_block));
-                let before = to_json(&monitor.get_state());
+                let before = doom_loop::canonicalize(&key).is_err().then(|| to_json(&monitor.get_state()));
                 let allow_escalate = monitor.can_escalate();
                 match monitor.record_tool_call(&name, &key, r, &options) {
                     Ok(record) => {
@@ -391,15 +484,27 @@ fuzz_target!(|data: &[u8]| {
                                 allow_escalate,
                             },
                         );
-                        assert_eq!(record.verdict.as_ref().map(|v| v.action), expected);
-                        if let Some(v) = &record.verdict {
-                            assert_eq!(v.streak, record.streak);
-                            assert_eq!(v.fingerprint, record.fingerprint);
-                            assert_eq!(v.detector, options.detector);
+                        last_fingerprint = record.fingerprint.clone();
+                        let cycle = record
+                            .verdict
+                            .as_ref()
+                            .is_some_and(|v| v.detector == Value::String(JsString::from(doom_loop::beyond::TOOL_CYCLE)));
+                        if cycle {
+                            // The opt-in cycle verdict only wins when stronger.
+                            let v = record.verdict.as_ref().unwrap();
+                            assert!(config.beyond.cycles.is_some());
+                            assert!(expected.is_none_or(|e| v.action > e), "cycle verdict {:?} over {expected:?}", v.action);
+                        } else {
+                            assert_eq!(record.verdict.as_ref().map(|v| v.action), expected);
+                            if let Some(v) = &record.verdict {
+                                assert_eq!(v.streak, record.streak);
+                                assert_eq!(v.fingerprint, record.fingerprint);
+                                assert_eq!(v.detector, options.detector);
+                            }
                         }
                     }
                     Err(_) => {
-                        assert_eq!(to_json(&monitor.get_state()), before, "failed record changed the state");
+                        assert_eq!(Some(to_json(&monitor.get_state())), before, "failed record changed the state");
                     }
                 }
             }
@@ -435,9 +540,46 @@ fuzz_target!(|data: &[u8]| {
                 let warnings = monitor.restore(&b);
                 assert_eq!(warnings.is_empty(), matches!(b, Value::Object(_)));
             }
-            _ => {
+            9 => {
                 trace.push(|| "get_state()".into());
                 let _ = monitor.get_state();
+            }
+            10 => {
+                let name = tool(&mut c);
+                let input = match c.byte() % 3 {
+                    0 => last_fingerprint.clone(),
+                    1 => JsString::from("x"),
+                    _ => JsString::new(),
+                };
+                let b = c.byte();
+                let outcome = (b & 1 == 1).then(|| args(&mut c));
+                let failed = b & 2 != 0;
+                let r = round(&mut c, current);
+                trace.push(|| format!("record_tool_result({name:?}, {input:?}, {:?}, failed={failed}, {r})", outcome.as_ref().map(to_json)));
+                let hashable = outcome.as_ref().is_none_or(|o| doom_loop::canonicalize(o).is_ok());
+                let before = (!hashable).then(|| to_json(&monitor.get_state()));
+                match monitor.record_tool_result(&name, &input, outcome.as_ref(), failed, r) {
+                    Ok(verdict) => {
+                        if config.beyond.is_off() {
+                            assert!(verdict.is_none(), "a beyond verdict with beyond off");
+                        }
+                        if let Some(v) = verdict {
+                            assert!(v.streak >= 1.0 && v.streak.is_finite(), "result verdict streak {}", v.streak);
+                        }
+                    }
+                    Err(_) => {
+                        assert!(config.beyond.ledger, "record_tool_result failed with the ledger off");
+                        assert_eq!(Some(to_json(&monitor.get_state())), before, "failed result changed the state");
+                    }
+                }
+            }
+            _ => {
+                let amount = spend(&mut c);
+                trace.push(|| format!("record_spend({amount})"));
+                let verdict = monitor.record_spend(amount);
+                if config.beyond.budget.is_none() {
+                    assert!(verdict.is_none());
+                }
             }
         }
         check_state_fixed_point(&monitor, &config, &trace);

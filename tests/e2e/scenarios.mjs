@@ -40,3 +40,49 @@ export function billingScenario() {
     instructions: 'You are a billing support agent. Use get_invoice to look up invoices.',
   };
 }
+
+/**
+ * "Status checker": `get_invoice_status({invoice_id, request_id})` always answers
+ * `{invoice_id, status: 'pending'}`, and a model that asks again every turn with a
+ * fresh `request_id` nonce — so no two calls fingerprint alike, though nothing changes.
+ */
+export function invoiceStatusScenario() {
+  const executions = [];
+  const getInvoiceStatus = tool({
+    name: 'get_invoice_status',
+    description: 'Current settlement status of an invoice.',
+    inputSchema: z.object({ invoice_id: z.string(), request_id: z.string() }),
+    execute: async ({ invoice_id, request_id }) => {
+      executions.push(request_id);
+      return { invoice_id, status: 'pending' };
+    },
+  });
+  const model = (body, i) =>
+    body.tool_choice === 'none'
+      ? text(`Invoice ${BILLING_INVOICE_ID} is still pending.`)
+      : functionCall('get_invoice_status', { invoice_id: BILLING_INVOICE_ID, request_id: `req-${i}` });
+  return { tools: [getInvoiceStatus], model, executions, input: `Has invoice ${BILLING_INVOICE_ID} settled yet?` };
+}
+
+/**
+ * "Deployer": `deploy({version})` always fails (the cluster is unreachable), and a
+ * model that retries with a new version string every turn — different arguments and
+ * different error texts each time, the same failure.
+ */
+export function flakyDeployScenario() {
+  const executions = [];
+  const deploy = tool({
+    name: 'deploy',
+    description: 'Deploy a release to production.',
+    inputSchema: z.object({ version: z.string() }),
+    execute: async ({ version }) => {
+      executions.push(version);
+      throw new Error(`Deploy of ${version} failed: cluster prod-eu unreachable`);
+    },
+  });
+  const model = (body, i) =>
+    body.tool_choice === 'none'
+      ? text('The deploy keeps failing: prod-eu is unreachable.')
+      : functionCall('deploy', { version: `v2.4.${i}` });
+  return { tools: [deploy], model, executions, input: 'Ship release 2.4 to production.' };
+}

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { request } from 'node:http';
 import { chromium } from 'playwright-core';
 import { startPlaygroundServer } from '../../scripts/serve-playground.mjs';
 import { decodePng, countColour, hexToRgb, variety } from './png.mjs';
@@ -55,6 +56,14 @@ before(async () => {
     problems.push(`non-loopback request: ${url.href}`);
     return route.abort();
   });
+  await page.addInitScript(() => {
+    window.__wasmStreaming = 0;
+    const original = WebAssembly.instantiateStreaming;
+    WebAssembly.instantiateStreaming = (...args) => {
+      window.__wasmStreaming++;
+      return original.apply(WebAssembly, args);
+    };
+  });
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   page.on('console', (message) => {
     if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
@@ -74,21 +83,31 @@ after(async () => {
 const texts = (selector) => page.locator(selector).allTextContents();
 const count = (selector) => page.locator(selector).count();
 
-test('serves the page, the module and the wasm with the right types', { timeout: TEST_TIMEOUT_MS }, async () => {
-  const types = await page.evaluate(async () => {
-    const out = {};
-    for (const path of ['/', '/playground.mjs', '/pkg/browser.mjs', '/pkg/doom_loop_bg.wasm', '/pkg/billing-agent.json']) {
-      const res = await fetch(path);
-      out[path] = [res.status, res.headers.get('content-type')];
-    }
-    out.missing = (await fetch('/pkg/../package.json')).status;
-    return out;
+/** A raw GET (no URL normalisation, unlike fetch), with a bounded wait. */
+function rawGet(path) {
+  return new Promise((ok, fail) => {
+    const req = request({ host: '127.0.0.1', port: server.address().port, path, timeout: 5_000 }, (res) => {
+      res.resume();
+      res.on('end', () => ok([res.statusCode, res.headers['content-type']]));
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET ${path} timed out`)));
+    req.on('error', fail);
+    req.end();
   });
-  assert.deepEqual(types['/'], [200, 'text/html; charset=utf-8']);
-  assert.deepEqual(types['/pkg/doom_loop_bg.wasm'], [200, 'application/wasm']);
-  assert.equal(types['/pkg/browser.mjs'][1], 'text/javascript; charset=utf-8');
-  assert.equal(types['/pkg/billing-agent.json'][0], 200);
-  assert.equal(types.missing, 404);
+}
+
+test('the server: the page, the module and the wasm with the right types; nothing outside', { timeout: TEST_TIMEOUT_MS }, async () => {
+  assert.deepEqual(await rawGet('/'), [200, 'text/html; charset=utf-8']);
+  assert.deepEqual(await rawGet('/playground.mjs'), [200, 'text/javascript; charset=utf-8']);
+  assert.deepEqual(await rawGet('/pkg/browser.mjs'), [200, 'text/javascript; charset=utf-8']);
+  assert.deepEqual(await rawGet('/pkg/doom_loop_bg.wasm'), [200, 'application/wasm']);
+  assert.deepEqual(await rawGet('/pkg/billing-agent.json'), [200, 'application/json; charset=utf-8']);
+  for (const path of ['/../package.json', '/pkg/../package.json', '/pkg/%2e%2e/package.json', '/%2e%2e/Cargo.toml', '/nope.html']) {
+    assert.equal((await rawGet(path))[0], 404, path);
+  }
+  assert.equal(server.address().address, '127.0.0.1');
+  // The page compiled the wasm with instantiateStreaming (the glue only does so for application/wasm).
+  assert.equal(await page.evaluate(() => window.__wasmStreaming), 1);
 });
 
 test('the billing example renders a timeline with block and stop', { timeout: TEST_TIMEOUT_MS }, async () => {
@@ -159,8 +178,10 @@ test('turning the stop rung off re-runs the replay: no stop, and the resolver wa
 
   // A number edit: block at 4 moves the first block to round 4; a dead rung is warned about.
   await page.locator('#rung-block').fill('4');
-  await page.waitForFunction(() => document.querySelector('#timeline tbody[data-round="3"] .badge')?.textContent !== 'block');
-  assert.equal((await page.locator('#timeline tbody[data-round="4"] tr.call .badge').textContent()).trim(), 'block');
+  const invoiceBadge = (round) => page.locator(`#timeline tbody[data-round="${round}"] tr.call`, { hasText: 'get_invoice' }).locator('.badge');
+  await page.waitForFunction(() => !document.querySelector('#timeline tbody[data-round="3"] .badge-block'));
+  assert.equal((await invoiceBadge(3).textContent()).trim(), 'observe');
+  assert.equal((await invoiceBadge(4).textContent()).trim(), 'block');
   await page.locator('#rung-observe').fill('5');
   await page.waitForFunction(() => /can never fire/.test(document.getElementById('resolver-warnings').textContent));
 
@@ -231,11 +252,24 @@ test('the inline examples: case variants evade, fan-out blocks, the exempt polle
   await page.waitForSelector('#transcript-error:not([hidden])');
   assert.match(await page.locator('#transcript-error').textContent(), /Not valid JSON/);
   await page.locator('#transcript').fill('{"rounds": 5}');
-  await page.waitForSelector('#replay-error:not([hidden])');
+  await page.waitForFunction(() => /could not be replayed/.test(document.getElementById('replay-error').textContent));
+  assert.ok(await page.locator('#transcript-error').isHidden());
   assert.match(await page.locator('#replay-error').textContent(), /could not be replayed/);
 
   await page.locator('#example').selectOption('billing');
   await page.waitForSelector('#timeline .stop-marker');
+});
+
+test('accessibility basics: labelled controls, one h1, a lang', { timeout: TEST_TIMEOUT_MS }, async () => {
+  const unlabelled = await page.evaluate(() =>
+    [...document.querySelectorAll('input, select, textarea, button')]
+      .filter((c) => !(c.labels?.length > 0 || c.getAttribute('aria-label') || (c.tagName === 'BUTTON' && c.textContent.trim())))
+      .map((c) => c.id || c.outerHTML.slice(0, 60)),
+  );
+  assert.deepEqual(unlabelled, []);
+  assert.equal(await count('h1'), 1);
+  assert.equal(await page.locator('html').getAttribute('lang'), 'en');
+  assert.equal(await page.locator('label[for="rung-block"]').textContent(), 'block threshold');
 });
 
 test('no page errors, console errors or non-loopback requests', () => {

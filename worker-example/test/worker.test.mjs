@@ -13,7 +13,7 @@
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
@@ -135,6 +135,12 @@ before(async () => {
   const outdir = join(workDir, 'dist');
   mkdirSync(outdir);
   const main = await bundle(outdir);
+  // The workerd entry of the package was picked: its .wasm is a module beside the bundle.
+  // (wrangler prefixes the file name with a content hash.)
+  assert.ok(
+    readdirSync(outdir).some((f) => f.endsWith('doom_loop_bg.wasm')),
+    'the bundle should import doom_loop_bg.wasm as a module',
+  );
   srv = await startScriptedServer((body, i) => model(body, i));
   const { Miniflare } = await import('miniflare');
   mf = new Miniflare({
@@ -165,13 +171,13 @@ before(async () => {
     },
   });
   await mf.ready;
-});
+}, { timeout: 120_000 });
 
 after(async () => {
   await mf?.dispose();
   await srv?.close();
   if (workDir) rmSync(workDir, { recursive: true, force: true });
-});
+}, { timeout: 30_000 });
 
 describe('worker-example in workerd (miniflare 4, Durable Objects)', { timeout: 120_000 }, () => {
   test('billing loop: 3rd identical call blocked, run stopped with reason doom_loop', { timeout: 60_000 }, async () => {

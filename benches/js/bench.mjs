@@ -1,0 +1,119 @@
+// `make bench` (JS half): the package's synchronous API against a JS
+// baseline of the reference's own algorithm — the npm `canonicalize`
+// package (RFC 8785) + `crypto.subtle.digest('SHA-256')`, as
+// `@openrouter/agent/doom-loop` computes fingerprints — measured in one
+// process, alternating A/B rounds after a warm-up (V8 runs fresh wasm in its
+// baseline tier first), reporting medians and the ratio baseline ÷ package.
+// Also: .wasm size raw and gzipped, and the cold start of import + init.
+import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import canonicalize from 'canonicalize';
+import * as pkg from '../../pkg/node.mjs';
+
+const encoder = new TextEncoder();
+async function sha256Hex(text) {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(text)));
+  let hex = '';
+  for (const byte of digest) hex += byte.toString(16).padStart(2, '0');
+  return hex;
+}
+const baseline = {
+  fingerprint: (tool, value) => sha256Hex(`${tool}\n${canonicalize(value)}`),
+  monitor() {
+    const streaks = new Map();
+    return async (tool, value) => {
+      const fp = await baseline.fingerprint(tool, value);
+      const prev = streaks.get(tool);
+      const streak = prev?.fp === fp ? prev.streak + 1 : 1;
+      streaks.set(tool, { fp, streak });
+      return streak;
+    };
+  },
+  // The reference's text hot path: normalise, then fingerprint the whole response.
+  text: async (text) => sha256Hex(canonicalize(text.replace(/\s+/g, ' ').trim())),
+};
+
+const small = {
+  command: 'grep -rn TODO src/',
+  cwd: '/home/user/project',
+  timeout_ms: 30000,
+  env: { LANG: 'C' },
+  flags: ['-i', '--color=never'],
+};
+function largeObject() {
+  const items = [];
+  for (let i = 0; items.length < 5200; i++) {
+    items.push({
+      id: i,
+      name: `item-${i}-café-🎉`,
+      price: i * 1.25 + 0.1,
+      tags: ['alpha', 'beta', `t${i % 17}`],
+      nested: { ok: i % 2 === 0, note: null, text: 'lorem ipsum dolor sit amet '.repeat(6) },
+      zeta: 'z'.repeat(i % 30),
+    });
+  }
+  return { items, meta: { count: items.length } };
+}
+const large = largeObject();
+let text = '';
+const words = ['the', 'invoice', 'request', 'timed', 'out', 'and', 'I', 'will', 'retry', 'now.'];
+for (let i = 0; text.length < 4.8e6; i++) text += words[i % words.length] + (i % 13 === 0 ? '\n  ' : ' ');
+text += 'I am stuck. '.repeat(40);
+
+async function measure(fn, iterations) {
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < iterations; i++) await fn(i);
+  return Number(process.hrtime.bigint() - start) / iterations;
+}
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const fmt = (ns) => (ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : `${(ns / 1e3).toFixed(2)} µs`);
+
+async function compare(name, base, ours, iterations, rounds = 7) {
+  await measure(base, Math.ceil(iterations / 2));
+  await measure(ours, Math.ceil(iterations / 2));
+  const a = [];
+  const b = [];
+  for (let r = 0; r < rounds; r++) {
+    a.push(await measure(base, iterations));
+    b.push(await measure(ours, iterations));
+  }
+  const [ma, mb] = [median(a), median(b)];
+  console.log(`${name.padEnd(34)} baseline ${fmt(ma).padStart(10)}   doom-loop-wasm ${fmt(mb).padStart(10)}   ${(ma / mb).toFixed(1).padStart(6)}×`);
+  return ma / mb;
+}
+
+// Same answers first: a benchmark of different work would mean nothing.
+for (const value of [small, large]) {
+  if ((await baseline.fingerprint('bash', value)) !== pkg.fingerprintToolCallSync('bash', value)) {
+    throw new Error('baseline and package disagree');
+  }
+}
+
+console.log(`node ${process.version}, ${new Date().toISOString().slice(0, 10)}; median of alternating rounds\n`);
+await compare('fingerprint, 150 B object', () => baseline.fingerprint('bash', small), () => pkg.fingerprintToolCallSync('bash', small), 4000);
+console.log(`  (object JSON: ${JSON.stringify(small).length} B; large: ${JSON.stringify(large).length} B; text: ${text.length} chars)`);
+await compare('fingerprint, 1.4 MB object', () => baseline.fingerprint('bash', large), () => pkg.fingerprintToolCallSync('bash', large), 8, 5);
+const baseRecord = baseline.monitor();
+const monitor = new pkg.DoomLoopMonitor(pkg.resolveDoomLoopOption(true));
+await compare('recordToolCall', (i) => baseRecord('bash', small), (i) => monitor.recordToolCallSync('bash', small, i), 4000);
+const textMonitor = new pkg.DoomLoopMonitor(pkg.resolveDoomLoopOption(true));
+await compare('recordAssistantText, 4.8 MB', () => baseline.text(text), () => textMonitor.recordAssistantTextSync(text), 4, 5);
+
+const wasm = readFileSync(new URL('../../pkg/doom_loop_bg.wasm', import.meta.url));
+console.log(`\n.wasm: ${wasm.length} bytes raw, ${gzipSync(wasm, { level: 9 }).length} bytes gzipped`);
+
+const entry = fileURLToPath(new URL('../../pkg/node.mjs', import.meta.url));
+const probe = `const t=performance.now();await import(${JSON.stringify(entry)});console.log(performance.now()-t)`;
+const cold = [];
+for (let i = 0; i < 7; i++) {
+  cold.push(Number(execFileSync(process.execPath, ['--input-type=module', '-e', probe], { encoding: 'utf8' })));
+}
+const firstCall = `const m=await import(${JSON.stringify(entry)});const t=performance.now();m.fingerprintToolCallSync('bash',${JSON.stringify(small)});console.log(performance.now()-t)`;
+const first = [];
+for (let i = 0; i < 5; i++) {
+  first.push(Number(execFileSync(process.execPath, ['--input-type=module', '-e', firstCall], { encoding: 'utf8' })));
+}
+console.log(`cold start, import + init (Node): median ${median(cold).toFixed(2)} ms over ${cold.length} fresh processes`);
+console.log(`first call after a cold start (small fingerprint, unoptimised tier): median ${median(first).toFixed(2)} ms`);
