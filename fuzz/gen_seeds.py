@@ -104,6 +104,9 @@ def restore_seeds():
         b'{"tools":{"t":{"fingerprint":"\\ud800","streak":NaN}},"text":{"fingerprint":1,"streak":1},"escalationsUsed":-0}',
         b"[]",
         b'{"tools":{"0":{"fingerprint":"f","streak":2,"callStreaks":[3,hole,5]}}}',
+        # State of the opt-in detectors (read only when they are configured).
+        b'{"tools":{"fresh_tool":{"fingerprint":"x","streak":2}},"beyond":{"cycles":{"fresh_tool":{"history":["a","b","a","b","a","b"],"runs":[3,-1,2e6]}},'
+        b'"ledger":{"fresh_tool":{"outcome":"o","input":"i","streak":2.5,"inputsVaried":1}},"failures":{"fresh_tool":4,"u":"x"},"spent":10,"spentWhileLooping":20}}',
     ]
     return out
 

@@ -5,6 +5,14 @@
 //! is `sha256(utf8(jcs(keyMaterial)))`. The reference encodes with
 //! `TextEncoder`, so a lone surrogate in a *tool name* is hashed as U+FFFD;
 //! canonical JSON is always well-formed (it escapes lone surrogates).
+//!
+//! The digest is computed here (sha2) unless the host registered a faster
+//! SHA-256 with [`set_sha256_backend`] — Node, Bun and Deno have a native,
+//! hardware-accelerated one that the wasm build would otherwise re-do in
+//! software. Only large inputs use it (a call across the boundary costs
+//! more than hashing a few blocks); the bytes hashed are the same either way.
+
+use std::sync::OnceLock;
 
 use crate::canonical::canonicalize_into;
 use crate::error::Result;
@@ -48,9 +56,33 @@ pub fn fingerprint_string(s: &JsString) -> String {
     sha256_hex(text.as_bytes())
 }
 
+/// A host SHA-256: the digest of the bytes, or `None` to fall back to sha2.
+pub type Sha256Backend = fn(&[u8]) -> Option<[u8; 32]>;
+
+static BACKEND: OnceLock<Sha256Backend> = OnceLock::new();
+
+/// Inputs shorter than this are always hashed here.
+const BACKEND_THRESHOLD: usize = 16 * 1024;
+
+/// Registers a host SHA-256 for large inputs (once; later calls are
+/// ignored and return `false`). It must compute SHA-256: fingerprints are
+/// a cross-port contract.
+pub fn set_sha256_backend(backend: Sha256Backend) -> bool {
+    BACKEND.set(backend).is_ok()
+}
+
+fn digest(bytes: &[u8]) -> [u8; 32] {
+    if bytes.len() >= BACKEND_THRESHOLD {
+        if let Some(digest) = BACKEND.get().and_then(|backend| backend(bytes)) {
+            return digest;
+        }
+    }
+    Sha256::digest(bytes).into()
+}
+
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
+    let digest = digest(bytes);
     let mut hex = String::with_capacity(64);
     for byte in digest {
         const HEX: &[u8; 16] = b"0123456789abcdef";

@@ -71,3 +71,41 @@ fn normal_entry(entry: &Value) -> Value {
             .collect(),
     )
 }
+
+/// The opt-in detectors' counters (`beyond.ledger.*.streak`,
+/// `beyond.failures.*`, `beyond.cycles.*.runs`) get the same deliberate
+/// 1,000,000 clamp on restore.
+pub fn beyond_within_restore_clamp(state: &Value) -> bool {
+    let Some(Value::Object(beyond)) = state.as_object().and_then(|s| s.get("beyond")) else {
+        return true;
+    };
+    let small = |v: &Value| v.as_f64().is_none_or(|n| n <= 1_000_000.0);
+    let section = |name: &str| match beyond.get(name) {
+        Some(Value::Object(o)) => o.iter().map(|(_, v)| v.clone()).collect(),
+        _ => Vec::new(),
+    };
+    section("failures").iter().all(small)
+        && section("ledger")
+            .iter()
+            .all(|e| e.as_object().and_then(|o| o.get("streak")).is_none_or(small))
+        && section("cycles").iter().all(|e| match e.as_object().and_then(|o| o.get("runs")) {
+            Some(Value::Array(runs)) => runs.iter().all(small),
+            _ => true,
+        })
+}
+
+/// KNOWN BUG, found by the `monitor` target on 2026-11-30 (see
+/// fuzz/README.md): `record_spend` adds finite amounts without bound, so
+/// `beyond.spent` (and `spentWhileLooping`) can overflow to +Infinity;
+/// `get_state` then writes `"spent": null` and `restore` drops it, so a
+/// resumed run forgets a spent budget. Until that is fixed, states carrying
+/// a non-finite spend are skipped by the fixed-point checks, so the targets
+/// can keep looking for other problems. Delete this once fixed.
+pub fn has_overflowed_spend(state: &Value) -> bool {
+    let Some(Value::Object(beyond)) = state.as_object().and_then(|s| s.get("beyond")) else {
+        return false;
+    };
+    ["spent", "spentWhileLooping"]
+        .iter()
+        .any(|k| beyond.get(k).and_then(Value::as_f64).is_some_and(|n| !n.is_finite()))
+}

@@ -2,6 +2,10 @@
 'use strict';
 const api = require('./api.cjs');
 
-api.install(require('./doom_loop_node.cjs'));
+const glue = require('./doom_loop_node.cjs');
+// The runtime's native SHA-256 for large inputs (the core decides when).
+const { createHash } = require('node:crypto');
+glue.setHostSha256((bytes) => createHash('sha256').update(bytes).digest());
+api.install(glue);
 api.init = async function init() {};
 module.exports = api;

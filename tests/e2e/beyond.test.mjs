@@ -20,7 +20,6 @@ import { functionCall, functionCallOutputs, inputText, startScriptedServer, text
 import {
   BILLING_GIVE_UP_TEXT,
   BILLING_INVOICE_ID,
-  BILLING_TIMEOUT_MESSAGE,
   billingScenario,
   flakyDeployScenario,
   invoiceStatusScenario,
@@ -366,6 +365,32 @@ describe('(3b) result verdicts on the other rungs, and a caller-owned HooksManag
     assert.equal(run.input.getDoomLoopState().beyond.spent, run.srv.responses.reduce((n, r) => n + r.usage.input_tokens + r.usage.output_tokens, 0));
     // The manager itself was not modified.
     assert.equal(Object.hasOwn(hooks, 'emit'), false);
+  });
+});
+
+describe('(3c) never the cause of failure', () => {
+  test('a throwing loopOutputKey falls back to the whole result with a warning; the ledger goes on', async () => {
+    const s = invoiceStatusScenario();
+    let calls = 0;
+    const { value: run, warnings } = await captureWarnings(() =>
+      runCallModel({
+        script: s.model,
+        request: { input: s.input, tools: s.tools, stopWhen: stepCountIs(40) },
+        adapter: {
+          doomLoop: { ledger: true },
+          loopOutputKeys: {
+            get_invoice_status: () => {
+              calls++;
+              throw new Error('boom');
+            },
+          },
+        },
+      }),
+    );
+    assert.equal(run.srv.requests.length, 8);
+    assert.equal(run.input.getDoomLoopVerdict().fingerprint, fingerprintKeyMaterialSync({ invoice_id: BILLING_INVOICE_ID, status: 'pending' }));
+    assert.equal(calls, 6); // once per result
+    assert.deepEqual(warnings, repeat(6, '[DoomLoop] get_invoice_status: loopOutputKey threw (boom); falling back to the whole result'));
   });
 });
 

@@ -142,3 +142,16 @@ test('a million records keep wasm memory flat', () => {
   monitor.free();
   assert.throws(() => monitor.getState(), /freed/);
 });
+
+test('large inputs (hashed by the native SHA-256 of the runtime) fingerprint the same bytes', async () => {
+  const { createHash } = await import('node:crypto');
+  const big = { rows: Array.from({ length: 5000 }, (_, i) => ({ id: i, s: `é🎉\ud800${i}` })) };
+  const expected = createHash('sha256').update(`tool\n${api.canonicalizeKeyMaterial(big)}`).digest('hex');
+  assert.equal(api.fingerprintToolCallSync('tool', big), expected);
+  // Distinct words: no within-response repetition, so the verdict is the
+  // text streak's, whose fingerprint is of the whole normalised response.
+  const text = Array.from({ length: 30_000 }, (_, i) => `w${i}`).join('  ');
+  const monitor = new api.DoomLoopMonitor(api.resolveDoomLoopOption({ ladder: { observe: 1 } }));
+  const verdict = monitor.recordAssistantTextSync(text);
+  assert.equal(verdict.fingerprint, createHash('sha256').update(api.canonicalizeKeyMaterial(text.replaceAll('  ', ' '))).digest('hex'));
+});

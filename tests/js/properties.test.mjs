@@ -13,14 +13,13 @@ function shuffleKeys(value, seed) {
   if (Array.isArray(value)) return value.map((v) => shuffleKeys(v, seed));
   if (value === null || typeof value !== 'object') return value;
   const keys = Object.keys(value);
-  const out = {};
-  keys
-    .map((k, i) => [k, (i * 7919 + seed) % (keys.length + 3)])
-    .sort((a, b) => a[1] - b[1])
-    .forEach(([k]) => {
-      out[k] = shuffleKeys(value[k], seed);
-    });
-  return out;
+  // fromEntries defines own properties, so an own "__proto__" stays data.
+  return Object.fromEntries(
+    keys
+      .map((k, i) => [k, (i * 7919 + seed) % (keys.length + 3)])
+      .sort((a, b) => a[1] - b[1])
+      .map(([k]) => [k, shuffleKeys(value[k], seed)]),
+  );
 }
 
 test('key order never changes a fingerprint', () => {

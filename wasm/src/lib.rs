@@ -40,6 +40,32 @@ impl From<WasmError> for JsValue {
 
 type Result<T> = std::result::Result<T, WasmError>;
 
+thread_local! {
+    static HOST_SHA256: std::cell::RefCell<Option<js_sys::Function>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Registers the host's native SHA-256 (`(bytes: Uint8Array) => Uint8Array`
+/// of 32 bytes), used for large inputs; any failure falls back to sha2.
+#[wasm_bindgen(js_name = setHostSha256)]
+pub fn set_host_sha256(sha256: js_sys::Function) {
+    HOST_SHA256.with(|slot| *slot.borrow_mut() = Some(sha256));
+    doom_loop::fingerprint::set_sha256_backend(host_sha256);
+}
+
+fn host_sha256(bytes: &[u8]) -> Option<[u8; 32]> {
+    HOST_SHA256.with(|slot| {
+        let slot = slot.try_borrow().ok()?;
+        let function = slot.as_ref()?;
+        let digest = function.call1(&JsValue::NULL, &js_sys::Uint8Array::from(bytes)).ok()?;
+        let digest = digest.dyn_into::<js_sys::Uint8Array>().ok()?;
+        (digest.length() == 32).then(|| {
+            let mut out = [0u8; 32];
+            digest.copy_to(&mut out);
+            out
+        })
+    })
+}
+
 fn lowered(text: &str) -> Result<Value> {
     Ok(parse_lowered(text)?)
 }
