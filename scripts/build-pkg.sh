@@ -30,7 +30,7 @@ wasm-bindgen --target nodejs --weak-refs --out-name doom_loop --out-dir "$OUT/cj
 cmp -s "$OUT/doom_loop_bg.wasm" "$OUT/cjs/doom_loop_bg.wasm" || { echo "web and nodejs glue want different .wasm files" >&2; exit 1; }
 mv "$OUT/cjs/doom_loop.js" "$OUT/doom_loop_node.cjs"
 rm -rf "$OUT/cjs"
-wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+wasm-opt -O3 --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
   --enable-mutable-globals --strip-debug --strip-producers "$OUT/doom_loop_bg.wasm" -o "$OUT/doom_loop_bg.wasm.opt"
 mv "$OUT/doom_loop_bg.wasm.opt" "$OUT/doom_loop_bg.wasm"
 rm -f "$OUT"/*.d.ts "$OUT"/.gitignore "$OUT"/package.json

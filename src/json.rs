@@ -438,6 +438,20 @@ pub fn parse_lowered(text: &str) -> Result<Value> {
     Parser::new(text.as_bytes(), true).parse_document()
 }
 
+/// Bytes that end a verbatim run inside a string literal: the closing
+/// quote, a backslash, and control characters (an error in JSON).
+const STRING_STOP: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
 enum Frame {
     Array(Vec<Value>),
     Object(Vec<(JsString, Value)>, JsString),
@@ -682,17 +696,22 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Advances past bytes that a string literal copies verbatim.
+    fn skip_plain_string_bytes(&mut self) {
+        let rest = &self.bytes[self.pos.min(self.bytes.len())..];
+        self.pos += rest
+            .iter()
+            .position(|&b| STRING_STOP[b as usize])
+            .unwrap_or(rest.len());
+    }
+
     fn parse_string(&mut self) -> Result<JsString> {
         self.pos += 1; // opening quote
-        let mut out = JsString::new();
+        let mut run_start = self.pos;
+        self.skip_plain_string_bytes();
+        // Most strings have no escape: one exact allocation, one copy.
+        let mut out = JsString::with_capacity(self.pos - run_start);
         loop {
-            let run_start = self.pos;
-            while let Some(&b) = self.bytes.get(self.pos) {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.pos += 1;
-            }
             out.extend_wtf8(&self.bytes[run_start..self.pos]);
             match self.peek() {
                 Some(b'"') => {
@@ -706,6 +725,8 @@ impl<'a> Parser<'a> {
                 Some(_) => return Err(self.error("Bad control character in string literal")),
                 None => return Err(self.error("Unterminated string")),
             }
+            run_start = self.pos;
+            self.skip_plain_string_bytes();
         }
     }
 
