@@ -188,6 +188,8 @@ export interface WithDoomLoopOptions {
   doomLoop?: DoomLoopOption;
   /** Per-tool identity: a function of the arguments, a field list, or `false` to exempt (overrides `tool.function.loopKey`). */
   loopKeys?: Record<string, ((args: Record<string, unknown>) => unknown) | string[] | false>;
+  /** Per-tool identity of a result, for the opt-in `ledger` (function, field list, or `false` to leave the tool out). */
+  loopOutputKeys?: Record<string, ((result: unknown) => unknown) | string[] | false>;
   /** Called with every verdict (observe-only; it cannot change the action). */
   onDetected?: (verdict: DoomLoopVerdict) => void;
 }
