@@ -597,9 +597,11 @@ impl DoomLoopMonitor {
     pub fn record_spend(&mut self, amount: f64) -> Option<Verdict> {
         let budget = self.config.beyond.budget.clone()?;
         let amount = if amount.is_finite() && amount > 0.0 { amount } else { 0.0 };
-        self.beyond.spent += amount;
+        // Saturated, not overflowed to Infinity: persisted state must carry
+        // the sum (JSON has no Infinity) or a resumed run forgets the spend.
+        self.beyond.spent = (self.beyond.spent + amount).min(f64::MAX);
         if std::mem::take(&mut self.beyond.loop_suspected) {
-            self.beyond.spent_while_looping += amount;
+            self.beyond.spent_while_looping = (self.beyond.spent_while_looping + amount).min(f64::MAX);
         }
         let (spent, limit, looping) = match (budget.max_spend_while_looping, budget.max_spend) {
             (Some(limit), _) if self.beyond.spent_while_looping >= limit => {
