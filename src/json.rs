@@ -769,6 +769,22 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// Bytes a JSON string literal cannot copy verbatim: control characters,
+/// `"` and `\\` (escaped), and 0xED, which leads a lone surrogate in WTF-8
+/// (or, followed by 0x80..=0x9F, an ordinary U+D000..U+D7FF).
+const ESCAPE_CANDIDATE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table[0xED] = true;
+    table
+};
+
 /// Writes `s` as a JSON string literal exactly as well-formed
 /// `JSON.stringify` does (lone surrogates as lowercase `\udxxx`).
 pub fn write_json_string(s: &JsString, out: &mut String) {
@@ -777,8 +793,13 @@ pub fn write_json_string(s: &JsString, out: &mut String) {
     out.push('"');
     let mut run_start = 0;
     let mut pos = 0;
-    while pos < bytes.len() {
-        let b = bytes[pos];
+    loop {
+        // Skip, in one tight scan, everything that is copied verbatim.
+        pos += bytes[pos..]
+            .iter()
+            .position(|&b| ESCAPE_CANDIDATE[b as usize])
+            .unwrap_or(bytes.len() - pos);
+        let Some(&b) = bytes.get(pos) else { break };
         let escape: Option<&str> = match b {
             b'"' => Some("\\\""),
             b'\\' => Some("\\\\"),
@@ -790,7 +811,7 @@ pub fn write_json_string(s: &JsString, out: &mut String) {
             _ => None,
         };
         let lone_surrogate = b == 0xED && bytes.get(pos + 1).is_some_and(|&n| n >= 0xA0);
-        if escape.is_none() && b >= 0x20 && !lone_surrogate {
+        if b == 0xED && !lone_surrogate {
             pos += 1;
             continue;
         }
@@ -800,16 +821,25 @@ pub fn write_json_string(s: &JsString, out: &mut String) {
             pos += 1;
         } else if lone_surrogate {
             let (cp, width) = crate::js_string::decode_at(bytes, pos);
-            out.push_str(&format!("\\u{cp:04x}"));
+            push_unicode_escape(cp, out);
             pos += width;
         } else {
-            out.push_str(&format!("\\u{:04x}", b));
+            push_unicode_escape(u32::from(b), out);
             pos += 1;
         }
         run_start = pos;
     }
     push_wtf8_run(out, &bytes[run_start..]);
     out.push('"');
+}
+
+/// `\uxxxx` with lowercase hex, as `JSON.stringify` writes it.
+fn push_unicode_escape(unit: u32, out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push_str("\\u");
+    for shift in [12, 8, 4, 0] {
+        out.push(HEX[((unit >> shift) & 0xF) as usize] as char);
+    }
 }
 
 /// Appends a run of WTF-8 bytes that holds no lone surrogate.
