@@ -769,18 +769,12 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// Bytes a JSON string literal cannot copy verbatim: control characters,
-/// `"` and `\\` (escaped), and 0xED, which leads a lone surrogate in WTF-8
-/// (or, followed by 0x80..=0x9F, an ordinary U+D000..U+D7FF).
+/// Bytes a JSON string literal cannot copy verbatim: those that stop a
+/// verbatim run when reading (control characters, `"`, `\\`), plus 0xED,
+/// which leads a lone surrogate in WTF-8 (or, followed by 0x80..=0x9F, an
+/// ordinary U+D000..U+D7FF).
 const ESCAPE_CANDIDATE: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 0x20 {
-        table[b] = true;
-        b += 1;
-    }
-    table[b'"' as usize] = true;
-    table[b'\\' as usize] = true;
+    let mut table = STRING_STOP;
     table[0xED] = true;
     table
 };
