@@ -93,19 +93,3 @@ pub fn beyond_within_restore_clamp(state: &Value) -> bool {
             _ => true,
         })
 }
-
-/// KNOWN BUG, found by the `monitor` target on 2026-11-30 (see
-/// fuzz/README.md): `record_spend` adds finite amounts without bound, so
-/// `beyond.spent` (and `spentWhileLooping`) can overflow to +Infinity;
-/// `get_state` then writes `"spent": null` and `restore` drops it, so a
-/// resumed run forgets a spent budget. Until that is fixed, states carrying
-/// a non-finite spend are skipped by the fixed-point checks, so the targets
-/// can keep looking for other problems. Delete this once fixed.
-pub fn has_overflowed_spend(state: &Value) -> bool {
-    let Some(Value::Object(beyond)) = state.as_object().and_then(|s| s.get("beyond")) else {
-        return false;
-    };
-    ["spent", "spentWhileLooping"]
-        .iter()
-        .any(|k| beyond.get(k).and_then(Value::as_f64).is_some_and(|n| !n.is_finite()))
-}

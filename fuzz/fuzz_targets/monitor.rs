@@ -36,7 +36,7 @@ use libfuzzer_sys::fuzz_target;
 
 #[path = "common.rs"]
 mod common;
-use common::{beyond_within_restore_clamp, has_overflowed_spend, restore_normal_form, within_restore_clamp};
+use common::{beyond_within_restore_clamp, restore_normal_form, within_restore_clamp};
 
 struct Cursor<'a> {
     data: &'a [u8],
@@ -393,7 +393,7 @@ fn blob(c: &mut Cursor) -> Value {
 
 fn check_state_fixed_point(monitor: &DoomLoopMonitor, config: &ResolvedConfig, trace: &Trace) {
     let state = monitor.get_state();
-    if !within_restore_clamp(&state) || !beyond_within_restore_clamp(&state) || has_overflowed_spend(&state) {
+    if !within_restore_clamp(&state) || !beyond_within_restore_clamp(&state) {
         return;
     }
     let json = to_json(&restore_normal_form(&state));
