@@ -251,7 +251,7 @@ pub(crate) fn decode_at(bytes: &[u8], pos: usize) -> (u32, usize) {
     }
 }
 
-fn utf16_key(cp: u32) -> (u32, u32) {
+fn utf16_units(cp: u32) -> (u32, u32) {
     if cp >= 0x10000 {
         let v = cp - 0x10000;
         (0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF))
@@ -267,10 +267,16 @@ fn cmp_wtf8_as_utf16(a: &[u8], b: &[u8]) -> Ordering {
     }
     // Back up to the start of the character holding the first difference:
     // the shared prefix before it is whole characters in both strings.
+    // From there compare code unit by code unit: a lone high surrogate
+    // and a pair share their first unit, and the order is then decided
+    // by what follows the lone one.
     let start = char_start_before(a, common + 1);
-    let (ca, _) = decode_at(a, start);
-    let (cb, _) = decode_at(b, start);
-    utf16_key(ca).cmp(&utf16_key(cb))
+    let units = |bytes| CodeUnits {
+        bytes,
+        pos: 0,
+        pending_low: None,
+    };
+    units(&a[start..]).cmp(units(&b[start..]))
 }
 
 /// Iterator over UTF-16 code units of a [`JsString`].
@@ -291,7 +297,7 @@ impl Iterator for CodeUnits<'_> {
         }
         let (cp, width) = decode_at(self.bytes, self.pos);
         self.pos += width;
-        let (first, second) = utf16_key(cp);
+        let (first, second) = utf16_units(cp);
         if second != 0 {
             self.pending_low = Some(second as u16);
         }
@@ -384,6 +390,18 @@ mod tests {
         assert_eq!(astral.cmp_utf16(&private), Ordering::Less);
         assert_eq!(JsString::from("ab").cmp_utf16(&JsString::from("a")), Ordering::Greater);
         assert_eq!(JsString::from("é").cmp_utf16(&JsString::from("z")), Ordering::Greater);
+    }
+
+    /// Found by the `text` fuzz target: a lone high surrogate followed by
+    /// U+E800 sorted before the pair it shares its first unit with.
+    #[test]
+    fn lone_high_surrogate_then_bmp_sorts_by_the_next_unit() {
+        let lone = JsString::from_code_units(&[0xD83C, 0xE800]);
+        let pair = JsString::from_code_units(&[0xD83C, 0xDF89]);
+        assert_eq!(lone.cmp_utf16(&pair), Ordering::Greater);
+        assert_eq!(pair.cmp_utf16(&lone), Ordering::Less);
+        let shorter = JsString::from_code_units(&[0xD83C]);
+        assert_eq!(shorter.cmp_utf16(&pair), Ordering::Less);
     }
 
     #[test]

@@ -173,6 +173,12 @@ proptest! {
     }
 
     #[test]
+    fn cmp_utf16_is_code_unit_order(a in js_string(), b in js_string()) {
+        let units = |s: &JsString| s.code_units().collect::<Vec<u16>>();
+        prop_assert_eq!(a.cmp_utf16(&b), units(&a).cmp(&units(&b)));
+    }
+
+    #[test]
     fn parser_never_panics_on_arbitrary_text(s in "\\PC{0,64}") {
         let _ = parse(&s);
         let _ = doom_loop::json::parse_lowered(&s);
