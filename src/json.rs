@@ -883,6 +883,20 @@ fn write_integer(n: i64, out: &mut String) {
     }
 }
 
+/// A JS number as `String(n)` and template literals print it (NaN and
+/// ±Infinity included, which JSON writes as `null`).
+pub(crate) fn js_number(n: f64) -> String {
+    if n.is_nan() {
+        return "NaN".to_string();
+    }
+    if n.is_infinite() {
+        return if n > 0.0 { "Infinity" } else { "-Infinity" }.to_string();
+    }
+    let mut out = String::new();
+    write_number(n, &mut out);
+    out
+}
+
 /// Serializes a value as `JSON.stringify` would (`undefined` entries
 /// dropped, holes and non-finite numbers as `null`). Top-level
 /// [`Value::Undefined`] writes `null`.

@@ -173,17 +173,7 @@ fn resolve_field_list(fields: &[Value], args: &Value) -> Result<LoopKeyResolutio
 fn js_string_form(value: &Value) -> String {
     match value {
         Value::String(s) => s.to_string(),
-        Value::Number(n) => {
-            let mut out = String::new();
-            if n.is_nan() {
-                out.push_str("NaN");
-            } else if n.is_infinite() {
-                out.push_str(if *n > 0.0 { "Infinity" } else { "-Infinity" });
-            } else {
-                crate::json::write_number(*n, &mut out);
-            }
-            out
-        }
+        Value::Number(n) => crate::json::js_number(*n),
         Value::Bool(b) => b.to_string(),
         Value::Null => "null".to_string(),
         _ => "undefined".to_string(),

@@ -29,7 +29,7 @@ use crate::config::ResolvedConfig;
 use crate::error::Result;
 use crate::fingerprint::{fingerprint_string, fingerprint_tool_call};
 use crate::js_string::JsString;
-use crate::json::{sorted, write_json_string, Value};
+use crate::json::{js_number, sorted, write_json_string, Value};
 use crate::ladder::{resolve_ladder_action, Action, LadderOptions};
 use crate::text::{detect_text_repetition, normalize_whitespace};
 
@@ -700,18 +700,6 @@ fn stronger_verdict(a: Option<Verdict>, b: Option<Verdict>) -> Option<Verdict> {
     }
 }
 
-/// A JS number as a template literal prints it.
-pub(crate) fn js_number(n: f64) -> String {
-    if n.is_nan() {
-        return "NaN".to_string();
-    }
-    if n.is_infinite() {
-        return if n > 0.0 { "Infinity" } else { "-Infinity" }.to_string();
-    }
-    let mut out = String::new();
-    crate::json::write_number(n, &mut out);
-    out
-}
 
 /// The first members' prefixes: one stable string per round set.
 fn summarize_round(fingerprints: &[JsString]) -> String {

@@ -21,7 +21,7 @@
 use crate::config::resolve_doom_loop_option;
 use crate::error::{Error, ErrorKind, Result};
 use crate::js_string::JsString;
-use crate::json::{parse_js, write_json_string, write_number, Object, Value};
+use crate::json::{js_number, parse_js, write_json_string, write_number, Object, Value};
 use crate::ladder::Action;
 use crate::loop_key::{resolve_loop_key_material, LoopKey, LoopKeyResolution};
 use crate::monitor::{DeclaredCall, DoomLoopMonitor, RecordOptions, Verdict};
@@ -461,7 +461,7 @@ impl Timeline {
                     round.round,
                     "(assistant text)",
                     short(&verdict.fingerprint),
-                    js_count(verdict.streak),
+                    js_number(verdict.streak),
                     verdict.action.as_str().to_uppercase(),
                     verdict.message
                 ));
@@ -484,7 +484,7 @@ impl Timeline {
                     round.round,
                     call.tool_name.to_string(),
                     fingerprint,
-                    js_count(call.streak)
+                    js_number(call.streak)
                 ));
                 if let Some(v) = call.verdict.as_ref().filter(|v| shows_message(v) && !call.duplicate_in_round) {
                     out.push_str(&format!("           {}\n", v.message));
@@ -497,7 +497,7 @@ impl Timeline {
                 self.rounds.len(),
                 self.total_rounds,
                 detector_name(v),
-                js_count(v.streak)
+                js_number(v.streak)
             )),
             None => out.push_str(&format!("completed: {} rounds, no stop\n", self.total_rounds)),
         }
@@ -522,9 +522,6 @@ fn short(fingerprint: &JsString) -> String {
     format!("{}…", fingerprint.slice_utf16(0, 8))
 }
 
-fn js_count(n: f64) -> String {
-    crate::monitor::js_number(n)
-}
 
 fn push_verdict(verdict: &Option<Verdict>, out: &mut String) {
     match verdict {
