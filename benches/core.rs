@@ -10,8 +10,10 @@
 //!   a 150 B and a ~1.4 MB tool-call arguments object, measured as
 //!   `parse_fingerprint` (JSON text → `Value` → `fingerprint_tool_call`),
 //!   `canonicalize` (pre-parsed `Value` → canonical JSON) and `fingerprint`
-//!   (pre-parsed `Value` → `fingerprint_tool_call`). Throughput is the size of
-//!   the JSON input text for all three.
+//!   (pre-parsed `Value` → `fingerprint_tool_call`), plus the tree-free path
+//!   the wasm binding takes: `canonicalize_text` (JSON text → canonical JSON)
+//!   and `fingerprint_text` (JSON text → fingerprint). Throughput is the size
+//!   of the JSON input text for all five.
 //! - `baseline_serde_json/small`, `baseline_serde_json/large`: the same three
 //!   measurements with `serde_json::Value` and a naive sort-keys-per-object
 //!   canonicalizer plus `sha2`, on the same inputs. Before measuring, the
@@ -35,6 +37,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use doom_loop::canonical::canonicalize_lowered;
+use doom_loop::fingerprint::fingerprint_lowered_tool_call;
 use doom_loop::json::{parse, Value};
 use doom_loop::text::{detect_text_repetition, normalize_whitespace, RepetitionThresholds};
 use doom_loop::{
@@ -284,6 +288,12 @@ fn bench_canonicalize_fingerprint(c: &mut Criterion) {
         });
         group.bench_function("canonicalize", |b| {
             b.iter(|| canonicalize(black_box(&input.value)).unwrap())
+        });
+        group.bench_function("canonicalize_text", |b| {
+            b.iter(|| canonicalize_lowered(black_box(&input.text)).unwrap())
+        });
+        group.bench_function("fingerprint_text", |b| {
+            b.iter(|| fingerprint_lowered_tool_call(&tool, black_box(&input.text)).unwrap())
         });
         group.bench_function("fingerprint", |b| {
             b.iter(|| fingerprint_tool_call(&tool, black_box(&input.value)).unwrap())

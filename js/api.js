@@ -11,7 +11,8 @@
 // that need the caller's live JS objects — calling a `loopKey` function,
 // and reading the selected fields of the caller's own arguments object.
 
-import { lower, textArg, MAX_CANONICALIZE_DEPTH } from './lower.js';
+import { lower, textArg, isWellFormed, MAX_CANONICALIZE_DEPTH } from './lower.js';
+import { bindIo, writeCall, readFingerprint, readRecord } from './io.js';
 
 export { MAX_CANONICALIZE_DEPTH };
 
@@ -30,6 +31,7 @@ let wasm;
 /** Called once by the runtime entry with the initialised wasm-bindgen exports. */
 export function install(exports) {
   wasm = exports;
+  bindIo(exports);
 }
 
 function assertReady() {
@@ -60,7 +62,12 @@ export function canonicalizeKeyMaterial(value) {
 
 export function fingerprintToolCallSync(toolName, keyMaterial) {
   assertReady();
-  return wasm.fingerprintToolCall(toolNameArg(toolName), lower(keyMaterial));
+  const name = String(toolName);
+  const material = lower(keyMaterial);
+  const [toolLength, materialLength] = writeCall(name, material);
+  if (wasm.fingerprintToolCallIo(toolLength, materialLength)) return readFingerprint();
+  // Failed (bad key material): the string API throws the core's error.
+  return wasm.fingerprintToolCall(JSON.stringify(name), material);
 }
 
 export function fingerprintKeyMaterialSync(keyMaterial) {
@@ -156,13 +163,18 @@ export class DoomLoopMonitor {
   }
 
   recordToolCallSync(toolName, keyMaterial, round, options) {
-    const json = this.#monitor().recordToolCall(
-      toolNameArg(toolName),
-      lower(keyMaterial),
-      Number(round),
-      lower(options),
-    );
-    return JSON.parse(json);
+    const monitor = this.#monitor();
+    const name = String(toolName);
+    const material = lower(keyMaterial);
+    const roundNumber = Number(round);
+    // The buffer path carries a tool name as UTF-8, which a lone surrogate
+    // would not survive; such names and explicit options take the string API.
+    if (options === undefined && isWellFormed(name)) {
+      const [toolLength, materialLength] = writeCall(name, material);
+      const packed = monitor.recordToolCallIo(toolLength, materialLength, roundNumber);
+      if (packed >= 0) return readRecord(packed);
+    }
+    return JSON.parse(monitor.recordToolCall(JSON.stringify(name), material, roundNumber, lower(options)));
   }
 
   async recordToolCall(toolName, keyMaterial, round, options) {

@@ -112,7 +112,7 @@ export function textArg(text) {
   return isWellFormed(text) ? [text, false] : [JSON.stringify(text), true];
 }
 
-const isWellFormed =
+export const isWellFormed =
   typeof String.prototype.isWellFormed === 'function'
     ? (s) => s.isWellFormed()
     : (s) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);

@@ -15,7 +15,10 @@
 //! (plus the key sorts).
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::json::{sorted_indices, write_json_string, write_number, Value};
+use std::cmp::Ordering;
+
+use crate::js_string::cmp_wtf8_as_utf16;
+use crate::json::{parse_lowered, sorted_indices, write_json_string, write_number, Parser, Value};
 
 /// Deepest nesting canonicalization accepts (the reference's
 /// `MAX_CANONICALIZE_DEPTH`).
@@ -107,10 +110,329 @@ fn write_canonical(value: &Value, depth: usize, out: &mut String) -> Result<()> 
     Ok(())
 }
 
+/// Canonical JSON of a value given in the binding's lowered text form (see
+/// [`crate::json::parse_lowered`]): the same answer, and the same errors, as
+/// `canonicalize(&parse_lowered(text)?)`.
+///
+/// The common case — key material that is plain JSON, as `JSON.stringify`
+/// writes it — is canonicalized straight from the text, without building a
+/// value tree: strings without escapes and short integers are copied
+/// verbatim, and only objects whose keys are out of order are rewritten.
+/// Anything else (an error to report, a duplicate key, nesting past the
+/// limit, the JS-only words that fail) takes the tree path, which alone
+/// decides errors and their order.
+///
+/// # Errors
+/// As [`crate::json::parse_lowered`] and [`canonicalize`].
+///
+/// ```
+/// use doom_loop::canonical::canonicalize_lowered;
+/// assert_eq!(canonicalize_lowered(r#"{"b":[1.50,undefined,hole],"a":undefined}"#).unwrap(), r#"{"b":[1.5,null,]}"#);
+/// ```
+pub fn canonicalize_lowered(text: &str) -> Result<String> {
+    let mut out = String::with_capacity(text.len());
+    canonicalize_lowered_into(text, &mut out)?;
+    Ok(out)
+}
+
+/// Appends [`canonicalize_lowered`]'s output to `out`. On error `out` holds
+/// a partial write.
+///
+/// # Errors
+/// As [`canonicalize_lowered`].
+pub fn canonicalize_lowered_into(text: &str, out: &mut String) -> Result<()> {
+    let mark = out.len();
+    if Direct::new(text).document(out).is_some() {
+        return Ok(());
+    }
+    out.truncate(mark);
+    canonicalize_into(&parse_lowered(text)?, out)
+}
+
+/// What a lowered value wrote, for the container to place.
+#[derive(PartialEq)]
+enum Written {
+    Value,
+    /// `undefined` (or a function or symbol): nothing written; `null` in
+    /// arrays and at the top, dropped from objects.
+    Undefined,
+    /// An array hole: nothing written, and nothing to write.
+    Hole,
+}
+
+/// Where an object key's UTF-16-comparable bytes live.
+#[derive(Clone, Copy)]
+enum KeyBytes {
+    /// An escape-free key, in the input.
+    Input(usize, usize),
+    /// A decoded key (WTF-8), in [`Direct::decoded_keys`].
+    Decoded(usize, usize),
+}
+
+/// One member of the object being canonicalized: its key and the span of
+/// `"key":value` in the output (empty for a dropped `undefined` member,
+/// which still counts for duplicate keys).
+struct Member {
+    key: KeyBytes,
+    start: usize,
+    end: usize,
+}
+
+/// The tree-free canonicalizer. Returns `None` whenever the tree path must
+/// decide, so it never has to reproduce an error message or order.
+struct Direct<'a> {
+    text: &'a str,
+    parser: Parser<'a>,
+    members: Vec<Member>,
+    decoded_keys: Vec<u8>,
+    scratch: String,
+}
+
+impl<'a> Direct<'a> {
+    fn new(text: &'a str) -> Self {
+        Direct {
+            text,
+            parser: Parser::new(text.as_bytes(), true),
+            members: Vec::with_capacity(16),
+            decoded_keys: Vec::new(),
+            scratch: String::new(),
+        }
+    }
+
+    fn document(&mut self, out: &mut String) -> Option<()> {
+        if self.value(0, false, out)? == Written::Undefined {
+            out.push_str("null");
+        }
+        self.parser.skip_ws();
+        (self.parser.pos == self.text.len()).then_some(())
+    }
+
+    fn value(&mut self, depth: usize, in_array: bool, out: &mut String) -> Option<Written> {
+        if depth > MAX_CANONICALIZE_DEPTH {
+            return None;
+        }
+        self.parser.skip_ws();
+        match self.parser.peek()? {
+            b'[' => self.array(depth, out),
+            b'{' => self.object(depth, out),
+            b'"' => self.string(out),
+            b'-' | b'0'..=b'9' => self.number(out),
+            _ => self.word(in_array, out),
+        }
+    }
+
+    fn word(&mut self, in_array: bool, out: &mut String) -> Option<Written> {
+        match self.parser.parse_word(in_array).ok()? {
+            Value::Null => out.push_str("null"),
+            Value::Bool(b) => out.push_str(if b { "true" } else { "false" }),
+            Value::Undefined => return Some(Written::Undefined),
+            Value::Hole => return Some(Written::Hole),
+            _ => return None,
+        }
+        Some(Written::Value)
+    }
+
+    fn number(&mut self, out: &mut String) -> Option<Written> {
+        let start = self.parser.pos;
+        if let Some(end) = self.short_integer(start) {
+            self.parser.pos = end;
+            out.push_str(&self.text[start..end]);
+            return Some(Written::Value);
+        }
+        match self.parser.parse_number().ok()? {
+            Value::Number(n) if n.is_finite() => write_number(n, out),
+            _ => return None,
+        }
+        Some(Written::Value)
+    }
+
+    /// The end of an integer literal at `start` that JS prints digit for
+    /// digit: up to 15 digits (an exact double), no leading zero, not `-0`.
+    fn short_integer(&self, start: usize) -> Option<usize> {
+        let bytes = self.text.as_bytes();
+        let first = start + usize::from(bytes[start] == b'-');
+        let digits = bytes[first..].iter().take_while(|b| b.is_ascii_digit()).count();
+        let end = first + digits;
+        let plain = (1..=15).contains(&digits)
+            && (bytes[first] != b'0' || (digits == 1 && first == start))
+            && !matches!(bytes.get(end), Some(b'.' | b'e' | b'E'));
+        plain.then_some(end)
+    }
+
+    fn string(&mut self, out: &mut String) -> Option<Written> {
+        match self.canonical_string() {
+            Some((start, end, _)) => out.push_str(&self.text[start - 1..=end]),
+            None => write_json_string(&self.parser.parse_string().ok()?, out),
+        }
+        Some(Written::Value)
+    }
+
+    /// Reads a string literal already in canonical form — escapes only the
+    /// short ones `JSON.stringify` writes (`\"`, `\\`, `\b`, `\f`, `\n`,
+    /// `\r`, `\t`) — returning its span inside the quotes and whether it has
+    /// escapes; otherwise leaves the position at the opening quote.
+    fn canonical_string(&mut self) -> Option<(usize, usize, bool)> {
+        let open = self.parser.pos;
+        let bytes = self.text.as_bytes();
+        let mut escaped = false;
+        self.parser.pos += 1;
+        loop {
+            self.parser.skip_plain_string_bytes();
+            match self.parser.peek() {
+                Some(b'"') => {
+                    self.parser.pos += 1;
+                    return Some((open + 1, self.parser.pos - 1, escaped));
+                }
+                Some(b'\\') if matches!(bytes.get(self.parser.pos + 1), Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't')) => {
+                    escaped = true;
+                    self.parser.pos += 2;
+                }
+                _ => break,
+            }
+        }
+        self.parser.pos = open;
+        None
+    }
+
+    fn array(&mut self, depth: usize, out: &mut String) -> Option<Written> {
+        self.parser.pos += 1;
+        out.push('[');
+        self.parser.skip_ws();
+        if self.parser.peek() == Some(b']') {
+            self.parser.pos += 1;
+        } else {
+            loop {
+                // Holes and undefined take their place: `[null,,1]`.
+                if self.value(depth + 1, true, out)? == Written::Undefined {
+                    out.push_str("null");
+                }
+                self.parser.skip_ws();
+                self.parser.pos += 1;
+                match self.text.as_bytes().get(self.parser.pos - 1)? {
+                    b',' => out.push(','),
+                    b']' => break,
+                    _ => return None,
+                }
+            }
+        }
+        out.push(']');
+        Some(Written::Value)
+    }
+
+    fn object(&mut self, depth: usize, out: &mut String) -> Option<Written> {
+        self.parser.pos += 1;
+        let body = out.len() + 1;
+        let base = self.members.len();
+        out.push('{');
+        self.parser.skip_ws();
+        if self.parser.peek() == Some(b'}') {
+            self.parser.pos += 1;
+        } else {
+            let mut kept = 0;
+            loop {
+                kept += usize::from(self.member(depth, kept > 0, out)?);
+                self.parser.skip_ws();
+                self.parser.pos += 1;
+                match self.text.as_bytes().get(self.parser.pos - 1)? {
+                    b',' => {}
+                    b'}' => break,
+                    _ => return None,
+                }
+            }
+        }
+        self.order_members(base, body, out)?;
+        self.members.truncate(base);
+        out.push('}');
+        Some(Written::Value)
+    }
+
+    /// Writes one `"key":value` (after a comma if `after_another`), or
+    /// nothing for an undefined value; says whether it wrote.
+    fn member(&mut self, depth: usize, after_another: bool, out: &mut String) -> Option<bool> {
+        self.parser.skip_ws();
+        if self.parser.peek() != Some(b'"') {
+            return None;
+        }
+        let rollback = out.len();
+        if after_another {
+            out.push(',');
+        }
+        let start = out.len();
+        // Keys are compared decoded: an escaped key is decoded, once.
+        let open = self.parser.pos;
+        let key = match self.canonical_string() {
+            Some((key_start, key_end, false)) => {
+                out.push_str(&self.text[key_start - 1..=key_end]);
+                KeyBytes::Input(key_start, key_end)
+            }
+            _ => {
+                self.parser.pos = open;
+                let key = self.parser.parse_string().ok()?;
+                write_json_string(&key, out);
+                let from = self.decoded_keys.len();
+                self.decoded_keys.extend_from_slice(key.as_bytes());
+                KeyBytes::Decoded(from, self.decoded_keys.len())
+            }
+        };
+        self.parser.skip_ws();
+        if self.parser.peek() != Some(b':') {
+            return None;
+        }
+        self.parser.pos += 1;
+        out.push(':');
+        let written = match self.value(depth + 1, false, out)? {
+            Written::Value => true,
+            Written::Undefined => false,
+            Written::Hole => return None,
+        };
+        if !written {
+            out.truncate(rollback);
+        }
+        let end = if written { out.len() } else { start };
+        self.members.push(Member { key, start, end });
+        Some(written)
+    }
+
+    /// Puts the members written since `base` in UTF-16 key order (they are
+    /// usually in order already). A duplicate key is left to the tree path,
+    /// which keeps JS's last-wins semantics.
+    fn order_members(&mut self, base: usize, body: usize, out: &mut String) -> Option<()> {
+        let (text, decoded) = (self.text.as_bytes(), &self.decoded_keys);
+        let key = |k: KeyBytes| match k {
+            KeyBytes::Input(a, b) => &text[a..b],
+            KeyBytes::Decoded(a, b) => &decoded[a..b],
+        };
+        let members = &mut self.members[base..];
+        let in_order = members
+            .windows(2)
+            .all(|w| cmp_wtf8_as_utf16(key(w[0].key), key(w[1].key)) == Ordering::Less);
+        if in_order {
+            return Some(());
+        }
+        members.sort_unstable_by(|a, b| cmp_wtf8_as_utf16(key(a.key), key(b.key)));
+        if members
+            .windows(2)
+            .any(|w| cmp_wtf8_as_utf16(key(w[0].key), key(w[1].key)) == Ordering::Equal)
+        {
+            return None;
+        }
+        self.scratch.clear();
+        self.scratch.push_str(&out[body..]);
+        out.truncate(body);
+        for member in members.iter().filter(|m| m.end > m.start) {
+            if out.len() > body {
+                out.push(',');
+            }
+            out.push_str(&self.scratch[member.start - body..member.end - body]);
+        }
+        Some(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::{parse, parse_lowered};
+    use crate::json::parse;
 
     fn canon(text: &str) -> Result<String> {
         canonicalize(&parse_lowered(text).unwrap())
@@ -123,6 +445,24 @@ mod tests {
         assert_eq!(canon("undefined").unwrap(), "null");
         assert_eq!(canon("{\"b\":NaN,\"a\":bigint}").unwrap_err().kind(), ErrorKind::BigInt);
         assert_eq!(canon("[circular]").unwrap_err().message(), CIRCULAR_MESSAGE);
+    }
+
+    /// The tree-free path must not silently hand plain JSON to the tree
+    /// path (correct, but the speed is the point of it).
+    #[test]
+    fn plain_json_never_needs_the_tree() {
+        for text in [
+            r#"{"b\n":1,"a":"x\"y\\z\t","\u00e9":[1.5,-0,1e21,007e0]}"#.replace("007e0", "7e0"),
+            r#"{"z":{"y":[undefined,hole,null,true,false]},"a":undefined,"\ud800":"\ud800"}"#.to_string(),
+            "[12345678901234567890,-12,0,-0.0]".to_string(),
+        ] {
+            let mut out = String::new();
+            assert!(Direct::new(&text).document(&mut out).is_some(), "{text}");
+            assert_eq!(out, canonicalize(&parse_lowered(&text).unwrap()).unwrap());
+        }
+        for needs_tree in [r#"{"a":1,"a":2}"#, "[NaN]", r#"{"a":bigint}"#, "[circular]", "1 2", "hole"] {
+            assert!(Direct::new(needs_tree).document(&mut String::new()).is_none(), "{needs_tree}");
+        }
     }
 
     #[test]

@@ -14,7 +14,7 @@
 
 use std::sync::OnceLock;
 
-use crate::canonical::canonicalize_into;
+use crate::canonical::{canonicalize_into, canonicalize_lowered_into};
 use crate::error::Result;
 use crate::js_string::JsString;
 use crate::json::Value;
@@ -45,6 +45,44 @@ pub fn fingerprint_tool_call(tool_name: &JsString, key_material: &Value) -> Resu
 pub fn fingerprint_key_material(key_material: &Value) -> Result<String> {
     let mut text = String::new();
     canonicalize_into(key_material, &mut text)?;
+    Ok(sha256_hex(text.as_bytes()))
+}
+
+/// [`fingerprint_tool_call`] over key material in the binding's lowered
+/// text form (see [`crate::json::parse_lowered`]), canonicalized straight
+/// from the text when it is plain JSON ([`crate::canonical::canonicalize_lowered`]).
+///
+/// # Errors
+/// As [`crate::canonical::canonicalize_lowered`].
+///
+/// ```
+/// use doom_loop::{fingerprint::fingerprint_lowered_tool_call, JsString};
+/// let fp = fingerprint_lowered_tool_call(&JsString::from("list_tasks"), "{ }").unwrap();
+/// assert_eq!(fp, "b84a3e324e9dc95335f72cfee5e5898465349be72cb1348fe7927c49c8d65d92");
+/// ```
+pub fn fingerprint_lowered_tool_call(tool_name: &JsString, key_material: &str) -> Result<String> {
+    Ok(hex(&lowered_tool_call_digest(tool_name, key_material)?))
+}
+
+/// The raw SHA-256 behind [`fingerprint_lowered_tool_call`].
+///
+/// # Errors
+/// As [`fingerprint_lowered_tool_call`].
+pub fn lowered_tool_call_digest(tool_name: &JsString, key_material: &str) -> Result<[u8; 32]> {
+    let mut text = String::with_capacity(tool_name.as_bytes().len() + key_material.len() + 1);
+    text.push_str(&tool_name.to_utf8_lossy());
+    text.push('\n');
+    canonicalize_lowered_into(key_material, &mut text)?;
+    Ok(digest(text.as_bytes()))
+}
+
+/// [`fingerprint_key_material`] over lowered text.
+///
+/// # Errors
+/// As [`fingerprint_lowered_tool_call`].
+pub fn fingerprint_lowered_key_material(key_material: &str) -> Result<String> {
+    let mut text = String::with_capacity(key_material.len());
+    canonicalize_lowered_into(key_material, &mut text)?;
     Ok(sha256_hex(text.as_bytes()))
 }
 
@@ -82,7 +120,11 @@ fn digest(bytes: &[u8]) -> [u8; 32] {
 
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = digest(bytes);
+    hex(&digest(bytes))
+}
+
+/// Lowercase hex of a digest, as fingerprints are written.
+pub fn hex(digest: &[u8; 32]) -> String {
     let mut hex = String::with_capacity(64);
     for byte in digest {
         const HEX: &[u8; 16] = b"0123456789abcdef";

@@ -260,10 +260,19 @@ fn utf16_units(cp: u32) -> (u32, u32) {
     }
 }
 
-fn cmp_wtf8_as_utf16(a: &[u8], b: &[u8]) -> Ordering {
+pub(crate) fn cmp_wtf8_as_utf16(a: &[u8], b: &[u8]) -> Ordering {
     let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
     if common == a.len() || common == b.len() {
         return a.len().cmp(&b.len());
+    }
+    // UTF-8 byte order is code point order, which is UTF-16 order except
+    // between a supplementary character (lead byte F0..F4, a surrogate pair
+    // in UTF-16) and U+D800..U+FFFF (lead ED..EF). Any other first
+    // difference — continuation bytes included, as both sides then share
+    // the lead — is decided by the bytes.
+    let (x, y) = (a[common], b[common]);
+    if (x >= 0xF0) == (y >= 0xF0) || x < 0xED || y < 0xED {
+        return x.cmp(&y);
     }
     // Back up to the start of the character holding the first difference:
     // the shared prefix before it is whole characters in both strings.

@@ -452,19 +452,66 @@ const STRING_STOP: [bool; 256] = {
     table
 };
 
+/// The length of the prefix of `bytes` without a byte of `stop`: eight
+/// bytes at a time while `word_may_stop` clears a word (strings are most
+/// of a large payload), then byte by byte to the exact stop.
+fn verbatim_run(bytes: &[u8], stop: &[bool; 256], word_may_stop: fn(u64) -> bool) -> usize {
+    let clear = bytes
+        .chunks_exact(8)
+        .take_while(|chunk| !word_may_stop(le_word(chunk)))
+        .count()
+        * 8;
+    clear
+        + bytes[clear..]
+            .iter()
+            .position(|&b| stop[b as usize])
+            .unwrap_or(bytes.len() - clear)
+}
+
+fn le_word(chunk: &[u8]) -> u64 {
+    chunk
+        .iter()
+        .take(8)
+        .enumerate()
+        .fold(0, |word, (i, &b)| word | u64::from(b) << (8 * i))
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Whether a byte of `word` is below `bound` (≤ 0x80): the classic SWAR
+/// test, exact as a yes/no answer.
+fn has_byte_below(word: u64, bound: u8) -> bool {
+    word.wrapping_sub(ONES * u64::from(bound)) & !word & HIGHS != 0
+}
+
+fn has_byte(word: u64, byte: u8) -> bool {
+    has_byte_below(word ^ (ONES * u64::from(byte)), 1)
+}
+
+/// Whether a byte of `word` is in [`STRING_STOP`].
+fn may_stop_string(word: u64) -> bool {
+    has_byte_below(word, 0x20) || has_byte(word, b'"') || has_byte(word, b'\\')
+}
+
+/// Whether a byte of `word` is in [`ESCAPE_CANDIDATE`].
+fn may_need_escape(word: u64) -> bool {
+    may_stop_string(word) || has_byte(word, 0xED)
+}
+
 enum Frame {
     Array(Vec<Value>),
     Object(Vec<(JsString, Value)>, JsString),
 }
 
-struct Parser<'a> {
+pub(crate) struct Parser<'a> {
     bytes: &'a [u8],
-    pos: usize,
+    pub(crate) pos: usize,
     lowered: bool,
 }
 
 impl<'a> Parser<'a> {
-    fn new(bytes: &'a [u8], lowered: bool) -> Self {
+    pub(crate) fn new(bytes: &'a [u8], lowered: bool) -> Self {
         Parser {
             bytes,
             pos: 0,
@@ -480,7 +527,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn skip_ws(&mut self) {
+    pub(crate) fn skip_ws(&mut self) {
         while let Some(&b) = self.bytes.get(self.pos) {
             if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
                 self.pos += 1;
@@ -490,7 +537,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn peek(&self) -> Option<u8> {
+    pub(crate) fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
     }
 
@@ -620,7 +667,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn parse_word(&mut self, in_array: bool) -> Result<Value> {
+    pub(crate) fn parse_word(&mut self, in_array: bool) -> Result<Value> {
         let start = self.pos;
         while matches!(self.peek(), Some(b'a'..=b'z' | b'A'..=b'Z')) {
             self.pos += 1;
@@ -649,7 +696,7 @@ impl<'a> Parser<'a> {
         Ok(value)
     }
 
-    fn parse_number(&mut self) -> Result<Value> {
+    pub(crate) fn parse_number(&mut self) -> Result<Value> {
         let start = self.pos;
         if self.peek() == Some(b'-') {
             self.pos += 1;
@@ -697,15 +744,12 @@ impl<'a> Parser<'a> {
     }
 
     /// Advances past bytes that a string literal copies verbatim.
-    fn skip_plain_string_bytes(&mut self) {
+    pub(crate) fn skip_plain_string_bytes(&mut self) {
         let rest = &self.bytes[self.pos.min(self.bytes.len())..];
-        self.pos += rest
-            .iter()
-            .position(|&b| STRING_STOP[b as usize])
-            .unwrap_or(rest.len());
+        self.pos += verbatim_run(rest, &STRING_STOP, may_stop_string);
     }
 
-    fn parse_string(&mut self) -> Result<JsString> {
+    pub(crate) fn parse_string(&mut self) -> Result<JsString> {
         self.pos += 1; // opening quote
         let mut run_start = self.pos;
         self.skip_plain_string_bytes();
@@ -789,10 +833,7 @@ pub fn write_json_string(s: &JsString, out: &mut String) {
     let mut pos = 0;
     loop {
         // Skip, in one tight scan, everything that is copied verbatim.
-        pos += bytes[pos..]
-            .iter()
-            .position(|&b| ESCAPE_CANDIDATE[b as usize])
-            .unwrap_or(bytes.len() - pos);
+        pos += verbatim_run(&bytes[pos..], &ESCAPE_CANDIDATE, may_need_escape);
         let Some(&b) = bytes.get(pos) else { break };
         let escape: Option<&str> = match b {
             b'"' => Some("\\\""),
@@ -954,6 +995,21 @@ mod tests {
         assert_eq!(parse("1e400").unwrap(), Value::Number(f64::INFINITY));
         let Value::Number(z) = parse("-0e0").unwrap() else { panic!() };
         assert!(z == 0.0 && z.is_sign_negative());
+    }
+
+    #[test]
+    fn swar_word_tests_agree_with_the_tables() {
+        for byte in 0..=255u8 {
+            for at in 0..8 {
+                let mut chunk = [b'a'; 8];
+                chunk[at] = byte;
+                let word = le_word(&chunk);
+                assert_eq!(may_stop_string(word), STRING_STOP[byte as usize], "byte {byte:#x} at {at}");
+                assert_eq!(may_need_escape(word), ESCAPE_CANDIDATE[byte as usize], "byte {byte:#x} at {at}");
+            }
+        }
+        let busy = le_word(&[0x80, 0xFF, 0x7F, 0x21, 0x5B, 0x5D, 0xC3, 0xEE]);
+        assert!(!may_stop_string(busy) && !may_need_escape(busy));
     }
 
     #[test]

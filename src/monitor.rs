@@ -362,6 +362,20 @@ impl DoomLoopMonitor {
         options: &RecordOptions,
     ) -> Result<CallRecord> {
         let fingerprint = JsString::from(fingerprint_tool_call(tool_name, key_material)?);
+        Ok(self.record_fingerprint(tool_name, fingerprint, round, options))
+    }
+
+    /// [`DoomLoopMonitor::record_tool_call`] for a call whose fingerprint
+    /// is already known (e.g. from
+    /// [`crate::fingerprint::fingerprint_lowered_tool_call`], which hashes
+    /// key material without building a value tree).
+    pub fn record_fingerprint(
+        &mut self,
+        tool_name: &JsString,
+        fingerprint: JsString,
+        round: f64,
+        options: &RecordOptions,
+    ) -> CallRecord {
         let slot = self.tools.iter().position(|(name, _)| name == tool_name);
         let previous = slot.map(|i| &mut self.tools[i].1);
         let is_same_round = previous
@@ -477,12 +491,12 @@ impl DoomLoopMonitor {
             self.cycle_verdict(tool_name, &fingerprint, period, repeats, options.allow_block)
         });
         let verdict = self.noted(stronger_verdict(verdict, cycle_verdict));
-        Ok(CallRecord {
+        CallRecord {
             verdict,
             fingerprint,
             streak: effective,
             duplicate_in_round,
-        })
+        }
     }
 
     /// A verdict of one of the opt-in detectors, if `streak` reaches a rung.

@@ -135,6 +135,48 @@ fn shuffled(v: &Value, seed: u64) -> Value {
     }
 }
 
+
+/// Lowered text as the shim writes it and worse: JS-only words, holes,
+/// duplicate and escaped keys, non-canonical numbers and escapes, stray
+/// whitespace, nesting near the limit, and malformed fragments.
+fn lowered_text() -> impl Strategy<Value = String> {
+    let word = prop_oneof![
+        Just("null"), Just("true"), Just("false"), Just("undefined"), Just("NaN"),
+        Just("Infinity"), Just("-Infinity"), Just("bigint"), Just("circular"), Just("hole"),
+        Just("-0"), Just("1.0"), Just("1e2"), Just("1E+21"), Just("0.000001"), Just("123456789012345"),
+        Just("1234567890123456789"), Just("-12"), Just("007"), Just("\"\\u0041\\/\""), Just("\"\\ud800x\""),
+        Just("\"\\uD83D\\uDE00\""), Just("\"a\u{10000}\""), Just("\"\u{E000}\""), Just("1."), Just("}"),
+    ]
+    .prop_map(String::from);
+    let leaf = prop_oneof![
+        3 => word,
+        2 => finite().prop_map(naive_js_number),
+        2 => js_string().prop_map(|s| naive_string(&s)),
+    ];
+    let key = prop_oneof![
+        Just("\"a\"".to_string()), Just("\"b\"".to_string()), Just("\"\\u0061\"".to_string()),
+        Just("\"\u{E000}\"".to_string()), Just("\"\u{1F600}\"".to_string()), Just("\"\\ud83d\"".to_string()),
+        Just("\"10\"".to_string()), Just("\"2\"".to_string()),
+        js_string().prop_map(|s| naive_string(&s)),
+    ];
+    let ws = prop_oneof![4 => Just(""), 1 => Just(" "), 1 => Just("\n\t")];
+    leaf.prop_recursive(6, 48, 5, move |inner| {
+        prop_oneof![
+            (prop::collection::vec(inner.clone(), 0..5), ws.clone())
+                .prop_map(|(items, ws)| format!("[{ws}{}]", items.join(&format!(",{ws}")))),
+            (prop::collection::vec((key.clone(), inner), 0..5), ws.clone()).prop_map(|(members, ws)| {
+                let members: Vec<String> = members.into_iter().map(|(k, v)| format!("{ws}{k}{ws}:{v}")).collect();
+                format!("{{{}{ws}}}", members.join(","))
+            }),
+        ]
+    })
+}
+
+/// The tree path: what `canonicalize_lowered` must always equal.
+fn canonical_by_tree(text: &str) -> doom_loop::Result<String> {
+    canonicalize(&doom_loop::json::parse_lowered(text)?)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
@@ -179,9 +221,21 @@ proptest! {
     }
 
     #[test]
+    fn direct_canonicalizer_equals_the_tree_path(text in lowered_text()) {
+        prop_assert_eq!(doom_loop::canonical::canonicalize_lowered(&text), canonical_by_tree(&text), "{}", text);
+    }
+
+    #[test]
+    fn direct_canonicalizer_equals_the_tree_path_on_json(v in value(), seed in any::<u64>()) {
+        let text = to_json(&shuffled(&v, seed));
+        prop_assert_eq!(doom_loop::canonical::canonicalize_lowered(&text), canonical_by_tree(&text));
+    }
+
+    #[test]
     fn parser_never_panics_on_arbitrary_text(s in "\\PC{0,64}") {
         let _ = parse(&s);
         let _ = doom_loop::json::parse_lowered(&s);
+        prop_assert_eq!(doom_loop::canonical::canonicalize_lowered(&s), canonical_by_tree(&s));
     }
 }
 

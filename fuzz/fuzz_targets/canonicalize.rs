@@ -7,9 +7,12 @@
 //!   which the reference writes as nothing (`[1,,3]`, not JSON);
 //! - on `Ok(c)`: `fingerprint_key_material(v) == sha256(c)` and
 //!   `fingerprint_tool_call(t, v) == sha256(utf8_lossy(t) + "\n" + c)`;
-//! - on `Err(e)`: both fingerprints fail with the same error.
+//! - on `Err(e)`: both fingerprints fail with the same error;
+//! - the tree-free `canonicalize_lowered` gives the same result or error
+//!   as parsing then canonicalizing, on every text (malformed included).
 #![no_main]
 
+use doom_loop::canonical::canonicalize_lowered;
 use doom_loop::fingerprint::sha256_hex;
 use doom_loop::json::{parse, parse_lowered, Value};
 use doom_loop::{canonicalize, fingerprint_key_material, fingerprint_tool_call, JsString};
@@ -32,6 +35,8 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(rest) else {
         return;
     };
+    let tree = parse_lowered(text).and_then(|v| canonicalize(&v));
+    assert_eq!(canonicalize_lowered(text), tree, "direct and tree paths differ on {text:?}");
     let Ok(v) = parse_lowered(text) else {
         return;
     };

@@ -155,3 +155,41 @@ test('large inputs (hashed by the native SHA-256 of the runtime) fingerprint the
   const verdict = monitor.recordAssistantTextSync(text);
   assert.equal(verdict.fingerprint, createHash('sha256').update(api.canonicalizeKeyMaterial(text.replaceAll('  ', ' '))).digest('hex'));
 });
+
+test('the buffer fast path and the string API give the same records', () => {
+  // Options force the string API; undefined options take the buffer path.
+  const config = api.resolveDoomLoopOption({ ladder: { observe: 2, steer: 3, block: 4, stop: 9 } });
+  const fast = new api.DoomLoopMonitor(config);
+  const slow = new api.DoomLoopMonitor(config);
+  const calls = [];
+  for (let round = 1; round <= 12; round++) {
+    calls.push(['read', { path: `/f${round % 3 === 0 ? round : ''}` }, round]);
+    calls.push(['read', { path: '/f' }, round]); // a duplicate within the round
+    calls.push(['wr\u00efte', { text: 'é🎉'.repeat(round * 40), n: round > 6 ? 1 : round }, round]);
+  }
+  for (const [tool, args, round] of calls) {
+    assert.deepEqual(fast.recordToolCallSync(tool, args, round), slow.recordToolCallSync(tool, args, round, {}));
+  }
+  assert.deepEqual(fast.getState(), slow.getState());
+});
+
+test('the buffer path survives memory growth and failures', async () => {
+  const { createHash } = await import('node:crypto');
+  const sha = (text) => createHash('sha256').update(text).digest('hex');
+  const small = { a: [1, 'x'] };
+  const before = api.fingerprintToolCallSync('t', small);
+  // Large enough to grow the buffer and wasm memory (detaching old views).
+  const huge = { blob: 'z'.repeat(6_000_000), more: Array.from({ length: 20_000 }, (_, i) => ({ i })) };
+  assert.equal(api.fingerprintToolCallSync('t', huge), sha(`t\n${api.canonicalizeKeyMaterial(huge)}`));
+  assert.equal(api.fingerprintToolCallSync('t', small), before);
+  assert.equal(before, sha(`t\n${api.canonicalizeKeyMaterial(small)}`));
+
+  const monitor = new api.DoomLoopMonitor(api.resolveDoomLoopOption(true));
+  monitor.recordToolCallSync('t', small, 1);
+  const state = monitor.getState();
+  assert.throws(() => monitor.recordToolCallSync('t', { bad: NaN }, 2), /non-finite number/);
+  assert.throws(() => api.fingerprintToolCallSync('t', [1n]), /bigint/);
+  assert.deepEqual(monitor.getState(), state, 'a failed record changes nothing');
+  assert.equal(monitor.recordToolCallSync('t', small, 2).streak, 2);
+  assert.equal(monitor.recordToolCallSync('t', huge, 3).fingerprint, sha(`t\n${api.canonicalizeKeyMaterial(huge)}`));
+});

@@ -11,7 +11,11 @@
 //! crate only converts, and never unwraps: every failure becomes a JS
 //! `Error` (or `TypeError`) through the one conversion below.
 
+use doom_loop::canonical::canonicalize_lowered;
 use doom_loop::config::{resolve_doom_loop_option, ResolvedConfig};
+use doom_loop::fingerprint::{
+    fingerprint_lowered_key_material, fingerprint_lowered_tool_call, hex, lowered_tool_call_digest,
+};
 use doom_loop::json::{parse_lowered, to_json, write_json_string, Value};
 use doom_loop::ladder::{Ladder, LadderOptions};
 use doom_loop::loop_key::{resolve_loop_key_material, LoopKey, LoopKeyResolution};
@@ -97,22 +101,95 @@ fn json_strings(items: &[String]) -> String {
 /// `canonicalizeKeyMaterial` over a lowered value.
 #[wasm_bindgen(js_name = canonicalize)]
 pub fn canonicalize(value: &str) -> Result<String> {
-    Ok(doom_loop::canonicalize(&lowered(value)?)?)
+    Ok(canonicalize_lowered(value)?)
 }
 
 /// `fingerprintToolCall` (tool name as a JSON string literal).
 #[wasm_bindgen(js_name = fingerprintToolCall)]
 pub fn fingerprint_tool_call(tool_name: &str, key_material: &str) -> Result<String> {
-    Ok(doom_loop::fingerprint_tool_call(
-        &lowered_string(tool_name)?,
-        &lowered(key_material)?,
-    )?)
+    Ok(fingerprint_lowered_tool_call(&lowered_string(tool_name)?, key_material)?)
 }
 
 /// `fingerprintKeyMaterial`.
 #[wasm_bindgen(js_name = fingerprintKeyMaterial)]
 pub fn fingerprint_key_material(key_material: &str) -> Result<String> {
-    Ok(doom_loop::fingerprint_key_material(&lowered(key_material)?)?)
+    Ok(fingerprint_lowered_key_material(key_material)?)
+}
+
+// --- The hot path: one shared buffer instead of marshalled strings --------
+//
+// `fingerprintToolCall` and `recordToolCall` are called per tool call, and
+// at a few microseconds each the glue's string passing (an allocation per
+// argument, a decoded string and a result array back) would cost more than
+// the work. So the shim writes `toolName` then the lowered key material as
+// UTF-8 into one reusable buffer in wasm memory, makes one call, and reads
+// the digest (and, for a record, the streak and any verdict JSON) from the
+// same buffer. A call that fails returns a status only; the shim then
+// repeats it through the string API above, which throws the core's error.
+
+thread_local! {
+    static IO: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The wasm memory, for the shim's view of the I/O buffer.
+#[wasm_bindgen(js_name = ioMemory)]
+pub fn io_memory() -> JsValue {
+    wasm_bindgen::memory()
+}
+
+/// The I/O buffer never holds less than a result header (fingerprint + streak).
+const IO_MIN: usize = 128;
+
+/// Grows the I/O buffer to at least `capacity` bytes (it never shrinks);
+/// returns its address, valid until the buffer or the memory grows.
+#[wasm_bindgen(js_name = ioBuffer)]
+pub fn io_buffer(capacity: usize) -> *const u8 {
+    IO.with(|io| match io.try_borrow_mut() {
+        Ok(mut io) => {
+            io_reserve(&mut io, capacity.max(IO_MIN));
+            io.as_ptr()
+        }
+        Err(_) => std::ptr::null(),
+    })
+}
+
+fn io_reserve(io: &mut Vec<u8>, len: usize) {
+    if io.len() < len {
+        io.resize(len, 0);
+    }
+}
+
+/// Writes `bytes` at `at`, growing the buffer if needed (the shim sees the
+/// growth from the lengths it is told and asks for the new address).
+fn io_write(io: &mut Vec<u8>, at: usize, bytes: &[u8]) {
+    let end = at + bytes.len();
+    io_reserve(io, end);
+    io[at..end].copy_from_slice(bytes);
+}
+
+/// The tool name and lowered key material written by the shim at the start
+/// of the I/O buffer; `None` if the lengths or the UTF-8 are wrong.
+fn io_call(io: &[u8], tool_len: usize, material_len: usize) -> Option<(JsString, &str)> {
+    let tool = std::str::from_utf8(io.get(..tool_len)?).ok()?;
+    let material = std::str::from_utf8(io.get(tool_len..tool_len.checked_add(material_len)?)?).ok()?;
+    Some((JsString::from(tool), material))
+}
+
+/// `fingerprintToolCall` over the I/O buffer: the fingerprint (64 hex
+/// digits) replaces the input at its start. `false` on any failure.
+#[wasm_bindgen(js_name = fingerprintToolCallIo)]
+pub fn fingerprint_tool_call_io(tool_len: usize, material_len: usize) -> bool {
+    IO.with(|io| {
+        let Ok(mut io) = io.try_borrow_mut() else {
+            return false;
+        };
+        let digest = io_call(&io, tool_len, material_len)
+            .and_then(|(tool, material)| lowered_tool_call_digest(&tool, material).ok());
+        digest.is_some_and(|digest| {
+            io_write(&mut io, 0, hex(&digest).as_bytes());
+            true
+        })
+    })
 }
 
 /// `resolveDoomLoopOption`: JSON `{resolved, warnings, error?, typeError?}`.
@@ -289,13 +366,35 @@ impl Monitor {
         options: &str,
     ) -> Result<String> {
         let options = RecordOptions::from_js(Some(&lowered(options)?));
-        let record = self.inner.record_tool_call(
-            &lowered_string(tool_name)?,
-            &lowered(key_material)?,
-            round,
-            &options,
-        )?;
-        Ok(record.to_json())
+        let tool_name = lowered_string(tool_name)?;
+        let fingerprint = JsString::from(fingerprint_lowered_tool_call(&tool_name, key_material)?);
+        Ok(self.inner.record_fingerprint(&tool_name, fingerprint, round, &options).to_json())
+    }
+
+    /// `recordToolCall` with default options over the I/O buffer (see
+    /// `fingerprintToolCallIo`). Leaves there the fingerprint (64 hex
+    /// digits), the streak as a little-endian f64, then the verdict's JSON
+    /// if any; returns `2 × verdict length + duplicateInRound`, or `-1` on
+    /// failure (nothing recorded).
+    #[wasm_bindgen(js_name = recordToolCallIo)]
+    pub fn record_tool_call_io(&mut self, tool_len: usize, material_len: usize, round: f64) -> f64 {
+        IO.with(|io| {
+            let Ok(mut io) = io.try_borrow_mut() else {
+                return -1.0;
+            };
+            let Some((tool, digest)) = io_call(&io, tool_len, material_len)
+                .and_then(|(tool, material)| Some((tool.clone(), lowered_tool_call_digest(&tool, material).ok()?)))
+            else {
+                return -1.0;
+            };
+            let fingerprint = JsString::from(hex(&digest));
+            io_write(&mut io, 0, fingerprint.as_bytes());
+            let record = self.inner.record_fingerprint(&tool, fingerprint, round, &RecordOptions::default());
+            let verdict = record.verdict.as_ref().map(|v| v.to_json()).unwrap_or_default();
+            io_write(&mut io, 64, &record.streak.to_le_bytes());
+            io_write(&mut io, 72, verdict.as_bytes());
+            (verdict.len() * 2 + usize::from(record.duplicate_in_round)) as f64
+        })
     }
 
     /// `recordAssistantText`; JSON verdict or `null`.
