@@ -465,6 +465,15 @@ mod tests {
         }
     }
 
+    /// Found by the differential property test while the tree-free path
+    /// was written: a duplicate key whose last value is `undefined` must
+    /// drop the member (JS keeps the last value), not keep the first.
+    #[test]
+    fn duplicate_key_whose_last_value_is_undefined_drops_the_member() {
+        let text = r#"{"\ud83d":-0,"\ud83d":undefined}"#;
+        assert_eq!(canonicalize_lowered(text).unwrap(), "{}");
+    }
+
     #[test]
     fn depth_is_checked_before_the_value() {
         let at = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));

@@ -5,7 +5,10 @@ const api = require('./api.cjs');
 const glue = require('./doom_loop_node.cjs');
 // The runtime's native SHA-256 for large inputs (the core decides when).
 const { createHash } = require('node:crypto');
-glue.setHostSha256((bytes) => createHash('sha256').update(bytes).digest());
+const memory = glue.ioMemory();
+glue.setHostSha256((address, length) =>
+  createHash('sha256').update(new Uint8Array(memory.buffer, address, length)).digest(),
+);
 api.install(glue);
 api.init = async function init() {};
 module.exports = api;

@@ -48,8 +48,11 @@ thread_local! {
     static HOST_SHA256: std::cell::RefCell<Option<js_sys::Function>> = const { std::cell::RefCell::new(None) };
 }
 
-/// Registers the host's native SHA-256 (`(bytes: Uint8Array) => Uint8Array`
-/// of 32 bytes), used for large inputs; any failure falls back to sha2.
+/// Registers the host's native SHA-256, used for large inputs; any failure
+/// falls back to sha2. It is called as `(address, length)` with the input in
+/// wasm memory (`ioMemory()`), to be read in place — a copy of a large input
+/// would cost a good part of the hashing — and returns the 32-byte digest
+/// as a `Uint8Array`.
 #[wasm_bindgen(js_name = setHostSha256)]
 pub fn set_host_sha256(sha256: js_sys::Function) {
     HOST_SHA256.with(|slot| *slot.borrow_mut() = Some(sha256));
@@ -60,7 +63,11 @@ fn host_sha256(bytes: &[u8]) -> Option<[u8; 32]> {
     HOST_SHA256.with(|slot| {
         let slot = slot.try_borrow().ok()?;
         let function = slot.as_ref()?;
-        let digest = function.call1(&JsValue::NULL, &js_sys::Uint8Array::from(bytes)).ok()?;
+        // An address and a length, not a view: no unsafe code here, and
+        // the host reads the bytes before anything can move them.
+        let address = JsValue::from(bytes.as_ptr() as usize as f64);
+        let length = JsValue::from(bytes.len() as f64);
+        let digest = function.call2(&JsValue::NULL, &address, &length).ok()?;
         let digest = digest.dyn_into::<js_sys::Uint8Array>().ok()?;
         (digest.length() == 32).then(|| {
             let mut out = [0u8; 32];
