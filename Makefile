@@ -56,7 +56,7 @@ test-runtimes:
 
 bench: build
 	$(CARGO) bench --bench core
-	node benches/js/bench.mjs
+	node --expose-gc benches/js/bench.mjs
 
 fuzz:
 	@bash scripts/fuzz-smoke.sh

@@ -239,10 +239,8 @@ impl<'a> Direct<'a> {
             out.push_str(&self.text[start..end]);
             return Some(Written::Value);
         }
-        match self.parser.parse_number().ok()? {
-            Value::Number(n) if n.is_finite() => write_number(n, out),
-            _ => return None,
-        }
+        let n = self.parser.parse_f64().ok().filter(|n| n.is_finite())?;
+        write_number(n, out);
         Some(Written::Value)
     }
 
@@ -402,24 +400,19 @@ impl<'a> Direct<'a> {
             KeyBytes::Input(a, b) => &text[a..b],
             KeyBytes::Decoded(a, b) => &decoded[a..b],
         };
-        let members = &mut self.members[base..];
-        let in_order = members
-            .windows(2)
-            .all(|w| cmp_wtf8_as_utf16(key(w[0].key), key(w[1].key)) == Ordering::Less);
-        if in_order {
+        let members = &self.members[base..];
+        let cmp = |a: usize, b: usize| cmp_wtf8_as_utf16(key(members[a].key), key(members[b].key));
+        if (1..members.len()).all(|i| cmp(i - 1, i) == Ordering::Less) {
             return Some(());
         }
-        members.sort_unstable_by(|a, b| cmp_wtf8_as_utf16(key(a.key), key(b.key)));
-        if members
-            .windows(2)
-            .any(|w| cmp_wtf8_as_utf16(key(w[0].key), key(w[1].key)) == Ordering::Equal)
-        {
+        let order = sorted_indices(members.len(), &cmp);
+        if order.windows(2).any(|w| cmp(w[0], w[1]) == Ordering::Equal) {
             return None;
         }
         self.scratch.clear();
         self.scratch.push_str(&out[body..]);
         out.truncate(body);
-        for member in members.iter().filter(|m| m.end > m.start) {
+        for member in order.iter().map(|&i| &members[i]).filter(|m| m.end > m.start) {
             if out.len() > body {
                 out.push(',');
             }

@@ -319,16 +319,48 @@ impl FromIterator<(JsString, Value)> for Object {
     }
 }
 
-/// Positions `0..len` in the order `cmp` gives them. Every sort in the
-/// crate goes through this one function, so the wasm module carries one
-/// sorting routine instead of one per element type.
+/// Positions `0..len` in the order `cmp` gives them (stable). Every sort in
+/// the crate goes through this one function, a small merge sort, so the
+/// wasm module carries one short sorting routine instead of the standard
+/// library's large ones, once per element type.
 pub(crate) fn sorted_indices(len: usize, cmp: &dyn Fn(usize, usize) -> std::cmp::Ordering) -> Vec<usize> {
+    const RUN: usize = 8;
+    let greater = |a: usize, b: usize| cmp(a, b) == std::cmp::Ordering::Greater;
     let mut order: Vec<usize> = (0..len).collect();
-    order.sort_unstable_by(|&a, &b| cmp(a, b));
+    for run in order.chunks_mut(RUN) {
+        for i in 1..run.len() {
+            let mut j = i;
+            while j > 0 && greater(run[j - 1], run[j]) {
+                run.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+    }
+    let mut merged = vec![0; len];
+    let mut width = RUN;
+    while width < len {
+        for (start, out) in (0..len).step_by(2 * width).zip(merged.chunks_mut(2 * width)) {
+            let mid = (start + width).min(len);
+            let (mut left, mut right) = (&order[start..mid], &order[mid..start + out.len()]);
+            for slot in out {
+                // Ties take the left run first: the sort is stable.
+                let from_right = match (left.first(), right.first()) {
+                    (Some(&l), Some(&r)) => greater(l, r),
+                    (None, _) => true,
+                    _ => false,
+                };
+                let source = if from_right { &mut right } else { &mut left };
+                *slot = source[0];
+                *source = &source[1..];
+            }
+        }
+        std::mem::swap(&mut order, &mut merged);
+        width *= 2;
+    }
     order
 }
 
-/// `items` sorted by `cmp` (unstable: use a total order).
+/// `items` sorted by `cmp` (stable).
 pub(crate) fn sorted<T: Clone>(items: &[T], cmp: &dyn Fn(&T, &T) -> std::cmp::Ordering) -> Vec<T> {
     sorted_indices(items.len(), &|a, b| cmp(&items[a], &items[b]))
         .into_iter()
@@ -696,13 +728,18 @@ impl<'a> Parser<'a> {
         Ok(value)
     }
 
-    pub(crate) fn parse_number(&mut self) -> Result<Value> {
+    fn parse_number(&mut self) -> Result<Value> {
+        self.parse_f64().map(Value::Number)
+    }
+
+    /// A number literal (or, lowered, `-Infinity`).
+    pub(crate) fn parse_f64(&mut self) -> Result<f64> {
         let start = self.pos;
         if self.peek() == Some(b'-') {
             self.pos += 1;
             if self.lowered && self.bytes[self.pos..].starts_with(b"Infinity") {
                 self.pos += b"Infinity".len();
-                return Ok(Value::Number(f64::NEG_INFINITY));
+                return Ok(f64::NEG_INFINITY);
             }
         }
         match self.peek() {
@@ -733,7 +770,6 @@ impl<'a> Parser<'a> {
             .map_err(|_| Error::syntax("invalid number"))?;
         literal
             .parse::<f64>()
-            .map(Value::Number)
             .map_err(|_| Error::syntax(format!("invalid number {literal}")))
     }
 
@@ -1010,6 +1046,25 @@ mod tests {
         }
         let busy = le_word(&[0x80, 0xFF, 0x7F, 0x21, 0x5B, 0x5D, 0xC3, 0xEE]);
         assert!(!may_stop_string(busy) && !may_need_escape(busy));
+    }
+
+    #[test]
+    fn sorted_indices_is_a_stable_sort() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        for len in [0, 1, 2, 7, 8, 9, 16, 17, 100, 1000] {
+            let keys: Vec<u64> = (0..len)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    seed % 10
+                })
+                .collect();
+            let order = sorted_indices(len, &|a, b| keys[a].cmp(&keys[b]));
+            let mut expected: Vec<usize> = (0..len).collect();
+            expected.sort_by_key(|&i| keys[i]);
+            assert_eq!(order, expected, "len {len}");
+        }
     }
 
     #[test]

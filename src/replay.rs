@@ -462,7 +462,7 @@ impl Timeline {
                     "(assistant text)",
                     short(&verdict.fingerprint),
                     js_number(verdict.streak),
-                    verdict.action.as_str().to_uppercase(),
+                    verdict.action.as_str().to_ascii_uppercase(),
                     verdict.message
                 ));
             }
@@ -470,7 +470,7 @@ impl Timeline {
                 let fingerprint = call.fingerprint.as_ref().map_or_else(|| "-".to_string(), short);
                 let mut status = match (&call.verdict, call.exempt) {
                     (_, true) => "exempt".to_string(),
-                    (Some(v), _) => v.action.as_str().to_uppercase(),
+                    (Some(v), _) => v.action.as_str().to_ascii_uppercase(),
                     (None, _) => "ok".to_string(),
                 };
                 if call.duplicate_in_round {

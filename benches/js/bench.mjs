@@ -63,6 +63,10 @@ for (let i = 0; text.length < 4.8e6; i++) text += words[i % words.length] + (i %
 text += 'I am stuck. '.repeat(40);
 
 async function measure(fn, iterations) {
+  // Each side starts from a clean heap, so neither pays for the other's
+  // garbage (the baseline makes a promise per call). `make bench` passes
+  // --expose-gc.
+  globalThis.gc?.();
   const start = process.hrtime.bigint();
   // The baseline is async (WebCrypto); the package is measured through its
   // synchronous API, so only a returned promise is awaited.
@@ -97,12 +101,19 @@ for (const value of [small, large]) {
 }
 
 console.log(`node ${process.version}, ${new Date().toISOString().slice(0, 10)}; median of alternating rounds\n`);
-await compare('fingerprint, 150 B object', () => baseline.fingerprint('bash', small), () => pkg.fingerprintToolCallSync('bash', small), 4000);
+await compare('fingerprint, 150 B object', () => baseline.fingerprint('bash', small), () => pkg.fingerprintToolCallSync('bash', small), 4000, 11);
 console.log(`  (object JSON: ${JSON.stringify(small).length} B; large: ${JSON.stringify(large).length} B; text: ${text.length} chars)`);
 await compare('fingerprint, 1.4 MB object', () => baseline.fingerprint('bash', large), () => pkg.fingerprintToolCallSync('bash', large), 8, 5);
+// A doom loop: the same call every round, so from the second round on the
+// package also builds and returns a verdict (the baseline only counts).
 const baseRecord = baseline.monitor();
 const monitor = new pkg.DoomLoopMonitor(pkg.resolveDoomLoopOption(true));
-await compare('recordToolCall', (i) => baseRecord('bash', small), (i) => monitor.recordToolCallSync('bash', small, i), 4000);
+await compare('recordToolCall, repeated (verdicts)', (i) => baseRecord('bash', small), (i) => monitor.recordToolCallSync('bash', small, i), 4000, 11);
+// A healthy run: the arguments change every round, no verdict.
+const varied = Array.from({ length: 64 }, (_, i) => ({ ...small, cwd: `/home/user/project-${i}` }));
+const baseVaried = baseline.monitor();
+const variedMonitor = new pkg.DoomLoopMonitor(pkg.resolveDoomLoopOption(true));
+await compare('recordToolCall, distinct calls', (i) => baseVaried('bash', varied[i % 64]), (i) => variedMonitor.recordToolCallSync('bash', varied[i % 64], i), 4000, 11);
 const textMonitor = new pkg.DoomLoopMonitor(pkg.resolveDoomLoopOption(true));
 await compare('recordAssistantText, 4.8 MB', () => baseline.text(text), () => textMonitor.recordAssistantTextSync(text), 4, 5);
 
