@@ -167,14 +167,15 @@ export class DoomLoopMonitor {
     const name = String(toolName);
     const material = lower(keyMaterial);
     const roundNumber = Number(round);
-    // The buffer path carries a tool name as UTF-8, which a lone surrogate
-    // would not survive; such names and explicit options take the string API.
-    if (options === undefined && isWellFormed(name)) {
-      const [toolLength, materialLength] = writeCall(name, material);
-      const packed = monitor.recordToolCallIo(toolLength, materialLength, roundNumber);
+    const optionsText = lower(options);
+    // The buffer carries the tool name as UTF-8, which a lone surrogate
+    // would not survive: such names take the string API.
+    if (isWellFormed(name)) {
+      const [toolLength, materialLength, optionsLength] = writeCall(name, material, optionsText);
+      const packed = monitor.recordToolCallIo(toolLength, materialLength, optionsLength, roundNumber);
       if (packed >= 0) return readRecord(packed);
     }
-    return JSON.parse(monitor.recordToolCall(JSON.stringify(name), material, roundNumber, lower(options)));
+    return JSON.parse(monitor.recordToolCall(JSON.stringify(name), material, roundNumber, optionsText));
   }
 
   async recordToolCall(toolName, keyMaterial, round, options) {

@@ -35,19 +35,20 @@ function view(capacity) {
 }
 
 /**
- * Writes `toolName` then `material` as UTF-8 (a lone surrogate in the tool
- * name becomes U+FFFD, as the reference's TextEncoder hashes it); returns
- * their byte lengths.
+ * Writes `toolName`, `material` and `extra` back to back as UTF-8 (a lone
+ * surrogate in the tool name becomes U+FFFD, as the reference's TextEncoder
+ * hashes it); returns their byte lengths.
  */
-export function writeCall(toolName, material) {
-  let out = view(3 * toolName.length + material.length + 64);
+export function writeCall(toolName, material, extra = '') {
+  let out = view(3 * (toolName.length + extra.length) + material.length + 64);
   const tool = encoder.encodeInto(toolName, out).written;
   let rest = encoder.encodeInto(material, out.subarray(tool));
   if (rest.read < material.length) {
-    out = view(tool + 3 * material.length);
+    out = view(tool + 3 * (material.length + extra.length));
     rest = encoder.encodeInto(material, out.subarray(tool));
   }
-  return [tool, rest.written];
+  const tail = extra === '' ? 0 : encoder.encodeInto(extra, out.subarray(tool + rest.written)).written;
+  return [tool, rest.written, tail];
 }
 
 /** The fingerprint the core left at the start of the buffer. */

@@ -378,25 +378,35 @@ impl Monitor {
         Ok(self.inner.record_fingerprint(&tool_name, fingerprint, round, &options).to_json())
     }
 
-    /// `recordToolCall` with default options over the I/O buffer (see
-    /// `fingerprintToolCallIo`). Leaves there the fingerprint (64 hex
-    /// digits), the streak as a little-endian f64, then the verdict's JSON
-    /// if any; returns `2 × verdict length + duplicateInRound`, or `-1` on
-    /// failure (nothing recorded).
+    /// `recordToolCall` over the I/O buffer (see `fingerprintToolCallIo`),
+    /// which holds the tool name, the lowered key material and the lowered
+    /// options. Leaves there the fingerprint (64 hex digits), the streak as
+    /// a little-endian f64, then the verdict's JSON if any; returns
+    /// `2 × verdict length + duplicateInRound`, or `-1` on failure (nothing
+    /// recorded).
     #[wasm_bindgen(js_name = recordToolCallIo)]
-    pub fn record_tool_call_io(&mut self, tool_len: usize, material_len: usize, round: f64) -> f64 {
+    pub fn record_tool_call_io(
+        &mut self,
+        tool_len: usize,
+        material_len: usize,
+        options_len: usize,
+        round: f64,
+    ) -> f64 {
         IO.with(|io| {
             let Ok(mut io) = io.try_borrow_mut() else {
                 return -1.0;
             };
-            let Some((tool, digest)) = io_call(&io, tool_len, material_len)
-                .and_then(|(tool, material)| Some((tool.clone(), lowered_tool_call_digest(&tool, material).ok()?)))
-            else {
+            let Some((tool, digest, options)) = io_call(&io, tool_len, material_len).and_then(|(tool, material)| {
+                let options_start = tool_len + material_len;
+                let options = std::str::from_utf8(io.get(options_start..options_start.checked_add(options_len)?)?).ok()?;
+                let options = RecordOptions::from_js(Some(&parse_lowered(options).ok()?));
+                Some((tool.clone(), lowered_tool_call_digest(&tool, material).ok()?, options))
+            }) else {
                 return -1.0;
             };
             let fingerprint = JsString::from(hex(&digest));
             io_write(&mut io, 0, fingerprint.as_bytes());
-            let record = self.inner.record_fingerprint(&tool, fingerprint, round, &RecordOptions::default());
+            let record = self.inner.record_fingerprint(&tool, fingerprint, round, &options);
             let verdict = record.verdict.as_ref().map(|v| v.to_json()).unwrap_or_default();
             io_write(&mut io, 64, &record.streak.to_le_bytes());
             io_write(&mut io, 72, verdict.as_bytes());
