@@ -19,23 +19,6 @@ for (const file of ['workerd.mjs', 'browser.mjs', 'node.cjs']) {
 copyFileSync(js('index.d.ts'), join(out, 'index.d.ts'));
 copyFileSync(js('README.md'), join(out, 'README.md'));
 
-/** One CommonJS module from the ESM shim files, in dependency order. */
-function commonJs(files) {
-  const exported = [];
-  const bodies = files.map((file) => {
-    const source = readFileSync(js(file), 'utf8');
-    return source
-      .replace(/^import [^;]+;\n/gm, '')
-      .replace(/^export \{[^}]*\};\n/gm, '')
-      .replace(/^export (async function|function|class|const|let) (\w+)/gm, (_, kind, name) => {
-        exported.push(name);
-        return `${kind} ${name}`;
-      });
-  });
-  return `'use strict';\n${bodies.join('\n')}\nmodule.exports = { ${exported.join(', ')} };\n`;
-}
-writeFileSync(join(out, 'api.cjs'), commonJs(shim));
-
 /** The names a shim file exports. */
 function exportsOf(file) {
   const source = readFileSync(js(file), 'utf8');
@@ -43,10 +26,26 @@ function exportsOf(file) {
   for (const [, list] of source.matchAll(/^export \{([^}]*)\};/gm)) names.push(...list.split(',').map((n) => n.trim()));
   return names;
 }
+// What the package exports (the entries add `init`); `install` is how an
+// entry hands the shim its wasm exports, and the CommonJS entry takes it out.
+const apiNames = [...exportsOf('api.js'), ...exportsOf('adapter.js')];
+const publicNames = [...apiNames.filter((n) => n !== 'install'), 'init'];
+
+/** One CommonJS module from the ESM shim files, in dependency order, exporting `names`. */
+function commonJs(files, names) {
+  const bodies = files.map((file) =>
+    readFileSync(js(file), 'utf8')
+      .replace(/^import [^;]+;\n/gm, '')
+      .replace(/^export \{[^}]*\};\n/gm, '')
+      .replace(/^export (async function|function|class|const|let) /gm, '$1 '),
+  );
+  return `'use strict';\n${bodies.join('\n')}\nmodule.exports = { ${names.join(', ')} };\n`;
+}
+writeFileSync(join(out, 'api.cjs'), commonJs(shim, apiNames));
+
 // Node ESM, Bun and Deno load the CommonJS entry and re-export it: one
 // wasm instance however the package is reached (import and require share
 // it), and fewer modules to load at startup than the ESM shim.
-const publicNames = [...exportsOf('api.js'), ...exportsOf('adapter.js'), 'init'].filter((n) => n !== 'install');
 writeFileSync(
   join(out, 'node.mjs'),
   `// Node ≥ 20 (ESM), Bun and Deno: the CommonJS entry (node.cjs), which reads

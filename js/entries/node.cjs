@@ -1,6 +1,6 @@
 // Node ≥ 20 via require(): the CommonJS glue loads the .wasm synchronously.
 'use strict';
-const api = require('./api.cjs');
+const { install, ...api } = require('./api.cjs');
 
 const glue = require('./doom_loop_node.cjs');
 // The runtime's native SHA-256 for large inputs (the core decides when).
@@ -9,6 +9,6 @@ const memory = glue.ioMemory();
 glue.setHostSha256((address, length) =>
   createHash('sha256').update(new Uint8Array(memory.buffer, address, length)).digest(),
 );
-api.install(glue);
+install(glue);
 api.init = async function init() {};
 module.exports = api;
