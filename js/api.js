@@ -1,5 +1,5 @@
 // The public API of doom-loop-wasm, over the wasm-bindgen exports that a
-// runtime entry (node.mjs, workerd.mjs, browser.mjs, node.cjs) installs.
+// runtime entry (workerd.mjs, browser.mjs, node.cjs) installs (./core.js).
 //
 // Drop-in for `@openrouter/agent/doom-loop`: the same names, signatures,
 // results and console warnings. Methods that return a Promise there return
@@ -12,7 +12,7 @@
 // and reading the selected fields of the caller's own arguments object.
 
 import { lower, textArg, isWellFormed, MAX_CANONICALIZE_DEPTH } from './lower.js';
-import { bindIo, writeCall, readFingerprint, readRecord } from './io.js';
+import { core, assertReady, writeCall, readFingerprint, readRecord } from './core.js';
 
 export { MAX_CANONICALIZE_DEPTH };
 
@@ -26,21 +26,6 @@ export const DEFAULT_DOOM_LOOP_LADDER = Object.freeze({
 
 export const DEFAULT_MAX_ESCALATIONS = 2;
 
-let wasm;
-
-/** Called once by the runtime entry with the initialised wasm-bindgen exports. */
-export function install(exports) {
-  wasm = exports;
-  bindIo(exports);
-}
-
-function assertReady() {
-  if (wasm === undefined) {
-    throw new Error(
-      'doom-loop-wasm is not initialised yet: `await init()` before the first call (browsers load the .wasm asynchronously)',
-    );
-  }
-}
 
 const warnAll = (json) => {
   for (const warning of JSON.parse(json)) console.warn(warning);
@@ -49,7 +34,7 @@ const toolNameArg = (toolName) => JSON.stringify(String(toolName));
 
 export function resolveDoomLoopOption(option) {
   assertReady();
-  const { resolved, warnings, error } = JSON.parse(wasm.resolveDoomLoopOption(lower(option)));
+  const { resolved, warnings, error } = JSON.parse(core.resolveDoomLoopOption(lower(option)));
   for (const warning of warnings) console.warn(warning);
   if (error !== undefined) throw new TypeError(error);
   return resolved;
@@ -57,7 +42,7 @@ export function resolveDoomLoopOption(option) {
 
 export function canonicalizeKeyMaterial(value) {
   assertReady();
-  return wasm.canonicalize(lower(value));
+  return core.canonicalize(lower(value));
 }
 
 export function fingerprintToolCallSync(toolName, keyMaterial) {
@@ -65,20 +50,20 @@ export function fingerprintToolCallSync(toolName, keyMaterial) {
   const name = String(toolName);
   const material = lower(keyMaterial);
   const [toolLength, materialLength] = writeCall(name, material);
-  if (wasm.fingerprintToolCallIo(toolLength, materialLength)) return readFingerprint();
+  if (core.fingerprintToolCallIo(toolLength, materialLength)) return readFingerprint();
   // Failed (bad key material): the string API throws the core's error.
-  return wasm.fingerprintToolCall(JSON.stringify(name), material);
+  return core.fingerprintToolCall(JSON.stringify(name), material);
 }
 
 export function fingerprintKeyMaterialSync(keyMaterial) {
   assertReady();
-  return wasm.fingerprintKeyMaterial(lower(keyMaterial));
+  return core.fingerprintKeyMaterial(lower(keyMaterial));
 }
 
 export function detectTextRepetition(text, options) {
   assertReady();
   const [arg, isJson] = textArg(text);
-  return JSON.parse(wasm.detectTextRepetition(arg, isJson, lower(options)));
+  return JSON.parse(core.detectTextRepetition(arg, isJson, lower(options)));
 }
 
 export function resolveLadderAction(ladder, streak, options) {
@@ -86,7 +71,7 @@ export function resolveLadderAction(ladder, streak, options) {
   if (options === undefined || options === null) {
     throw new TypeError(`Cannot read properties of ${options} (reading 'allowBlock')`);
   }
-  return wasm.resolveLadderAction(lower(ladder), Number(streak), lower(options));
+  return core.resolveLadderAction(lower(ladder), Number(streak), lower(options));
 }
 
 export function resolveLoopKeyMaterial(loopKey, args) {
@@ -94,7 +79,7 @@ export function resolveLoopKeyMaterial(loopKey, args) {
   if (typeof loopKey === 'function') return resolveLoopKeyFunction(loopKey, args);
   // Only a field list reads the arguments; the other forms never look inside.
   const argsText = Array.isArray(loopKey) ? lower(args) : 'null';
-  const resolution = JSON.parse(wasm.resolveLoopKeyDeclaration(lower(loopKey), argsText));
+  const resolution = JSON.parse(core.resolveLoopKeyDeclaration(lower(loopKey), argsText));
   if (resolution.kind === 'exempt') return { kind: 'exempt' };
   if (resolution.kind === 'fallback') {
     return { kind: 'fallback', keyMaterial: args, warning: resolution.warning };
@@ -116,7 +101,7 @@ function resolveLoopKeyFunction(loopKey, args) {
     outcome = 'threw';
     thrown = error instanceof Error ? error.message : String(error);
   }
-  const resolution = JSON.parse(wasm.resolveLoopKeyOutcome(outcome, JSON.stringify(thrown)));
+  const resolution = JSON.parse(core.resolveLoopKeyOutcome(outcome, JSON.stringify(thrown)));
   if (resolution.kind === 'exempt') return { kind: 'exempt' };
   if (resolution.kind === 'key') return { kind: 'key', keyMaterial: result };
   return { kind: 'fallback', keyMaterial: args, warning: resolution.warning };
@@ -131,7 +116,7 @@ export class DoomLoopMonitor {
 
   constructor(config, initialState) {
     assertReady();
-    this.#inner = new wasm.Monitor(lower(config));
+    this.#inner = new core.Monitor(lower(config));
     if (initialState !== undefined) this.restore(initialState);
   }
 
@@ -248,7 +233,7 @@ export class DoomLoopMonitor {
  */
 export function replayTranscript(transcript) {
   assertReady();
-  return JSON.parse(wasm.replayTranscript(lower(transcript)));
+  return JSON.parse(core.replayTranscript(lower(transcript)));
 }
 
 // Not `async`: the reference canonicalizes before it awaits, so bad key

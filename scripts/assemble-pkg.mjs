@@ -9,7 +9,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = process.argv[2] ?? join(root, 'pkg');
 const js = (name) => join(root, 'js', name);
 
-const shim = ['lower.js', 'io.js', 'api.js', 'adapter.js'];
+const shim = ['lower.js', 'core.js', 'api.js', 'adapter.js'];
 for (const file of shim) copyFileSync(js(file), join(out, file));
 copyFileSync(js('cli.mjs'), join(out, 'cli.mjs'));
 copyFileSync(join(root, 'examples', 'billing-agent.json'), join(out, 'billing-agent.json'));
@@ -26,10 +26,10 @@ function exportsOf(file) {
   for (const [, list] of source.matchAll(/^export \{([^}]*)\};/gm)) names.push(...list.split(',').map((n) => n.trim()));
   return names;
 }
-// What the package exports (the entries add `init`); `install` is how an
-// entry hands the shim its wasm exports, and the CommonJS entry takes it out.
-const apiNames = [...exportsOf('api.js'), ...exportsOf('adapter.js')];
-const publicNames = [...apiNames.filter((n) => n !== 'install'), 'init'];
+// What the package exports (the entries add `init`); the CommonJS module
+// also hands its entry `install`, which the entry keeps to itself.
+const publicNames = [...exportsOf('api.js'), ...exportsOf('adapter.js'), 'init'];
+const apiNames = [...publicNames.filter((n) => n !== 'init'), 'install'];
 
 /** One CommonJS module from the ESM shim files, in dependency order, exporting `names`. */
 function commonJs(files, names) {

@@ -2,7 +2,7 @@
 // once before the first call; calling earlier throws a clear error.
 // Idempotent: later calls return the same promise.
 import initGlue, * as glue from './doom_loop.js';
-import { install } from './api.js';
+import { install } from './core.js';
 
 let loading;
 

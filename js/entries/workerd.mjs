@@ -3,7 +3,7 @@
 // CompiledWasm rule of wrangler and miniflare) and instantiated at import.
 import wasmModule from './doom_loop_bg.wasm';
 import * as glue from './doom_loop.js';
-import { install } from './api.js';
+import { install } from './core.js';
 
 glue.initSync({ module: wasmModule });
 install(glue);

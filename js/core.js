@@ -1,22 +1,32 @@
-// The hot path's buffer: one reusable region of wasm memory that the core
-// reads a call from and writes its answer to (see `ioBuffer` in
-// wasm/src/lib.rs). A fingerprint or a record then costs one `encodeInto`
-// and one wasm call, instead of the glue's allocation, copy and decoded
-// result string per argument.
+// The core as the shim reaches it: the wasm-bindgen exports a runtime entry
+// installs once, and the hot path's buffer — one reusable region of wasm
+// memory that the core reads a call from and writes its answer to (see
+// `ioBuffer` in wasm/src/lib.rs). A fingerprint or a record then costs one
+// `encodeInto` and one wasm call, instead of the glue's allocation, copy
+// and decoded result string per argument.
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-let core;
+/** The installed wasm-bindgen exports (undefined until an entry installs them). */
+export let core;
 let memory;
 let bytes = new Uint8Array(0);
 let data = new DataView(new ArrayBuffer(0));
 
-/** Binds the buffer to an initialised module. */
-export function bindIo(exports) {
+/** Called once by the runtime entry with the initialised wasm-bindgen exports. */
+export function install(exports) {
   core = exports;
   memory = exports.ioMemory();
   bytes = new Uint8Array(0);
+}
+
+export function assertReady() {
+  if (core === undefined) {
+    throw new Error(
+      'doom-loop-wasm is not initialised yet: `await init()` before the first call (browsers load the .wasm asynchronously)',
+    );
+  }
 }
 
 /**
