@@ -52,7 +52,7 @@ export function fingerprintToolCallSync(toolName, keyMaterial) {
   const [toolLength, materialLength] = writeCall(name, material);
   if (core.fingerprintToolCallIo(toolLength, materialLength)) return readFingerprint();
   // Failed (bad key material): the string API throws the core's error.
-  return core.fingerprintToolCall(JSON.stringify(name), material);
+  return core.fingerprintToolCall(toolNameArg(name), material);
 }
 
 export function fingerprintKeyMaterialSync(keyMaterial) {
@@ -160,7 +160,7 @@ export class DoomLoopMonitor {
       const packed = monitor.recordToolCallIo(toolLength, materialLength, optionsLength, roundNumber);
       if (packed >= 0) return readRecord(packed);
     }
-    return JSON.parse(monitor.recordToolCall(JSON.stringify(name), material, roundNumber, optionsText));
+    return JSON.parse(monitor.recordToolCall(toolNameArg(name), material, roundNumber, optionsText));
   }
 
   async recordToolCall(toolName, keyMaterial, round, options) {

@@ -31,11 +31,18 @@ use sha2::{Digest, Sha256};
 /// assert_eq!(fp, "b84a3e324e9dc95335f72cfee5e5898465349be72cb1348fe7927c49c8d65d92");
 /// ```
 pub fn fingerprint_tool_call(tool_name: &JsString, key_material: &Value) -> Result<String> {
-    let mut text = String::with_capacity(tool_name.as_bytes().len() + 64);
-    text.push_str(&tool_name.to_utf8_lossy());
-    text.push('\n');
+    let mut text = call_prefix(tool_name, 64);
     canonicalize_into(key_material, &mut text)?;
     Ok(sha256_hex(text.as_bytes()))
+}
+
+/// `toolName + "\n"` as the reference's `TextEncoder` encodes it (a lone
+/// surrogate as U+FFFD), with room for `room` more bytes of key material.
+fn call_prefix(tool_name: &JsString, room: usize) -> String {
+    let mut text = String::with_capacity(tool_name.as_bytes().len() + 1 + room);
+    text.push_str(&tool_name.to_utf8_lossy());
+    text.push('\n');
+    text
 }
 
 /// The reference's `fingerprintKeyMaterial`.
@@ -61,19 +68,9 @@ pub fn fingerprint_key_material(key_material: &Value) -> Result<String> {
 /// assert_eq!(fp, "b84a3e324e9dc95335f72cfee5e5898465349be72cb1348fe7927c49c8d65d92");
 /// ```
 pub fn fingerprint_lowered_tool_call(tool_name: &JsString, key_material: &str) -> Result<String> {
-    Ok(hex(&lowered_tool_call_digest(tool_name, key_material)?))
-}
-
-/// The raw SHA-256 behind [`fingerprint_lowered_tool_call`].
-///
-/// # Errors
-/// As [`fingerprint_lowered_tool_call`].
-pub fn lowered_tool_call_digest(tool_name: &JsString, key_material: &str) -> Result<[u8; 32]> {
-    let mut text = String::with_capacity(tool_name.as_bytes().len() + key_material.len() + 1);
-    text.push_str(&tool_name.to_utf8_lossy());
-    text.push('\n');
+    let mut text = call_prefix(tool_name, key_material.len());
     canonicalize_lowered_into(key_material, &mut text)?;
-    Ok(digest(text.as_bytes()))
+    Ok(sha256_hex(text.as_bytes()))
 }
 
 /// [`fingerprint_key_material`] over lowered text.
@@ -124,7 +121,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// Lowercase hex of a digest, as fingerprints are written.
-pub fn hex(digest: &[u8; 32]) -> String {
+fn hex(digest: &[u8; 32]) -> String {
     let mut hex = String::with_capacity(64);
     for byte in digest {
         const HEX: &[u8; 16] = b"0123456789abcdef";

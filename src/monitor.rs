@@ -27,7 +27,7 @@ use std::sync::Arc;
 use crate::beyond::{BeyondState, BUDGET, NO_PROGRESS, TOOL_CYCLE, TOOL_FAILURE};
 use crate::config::ResolvedConfig;
 use crate::error::Result;
-use crate::fingerprint::{fingerprint_string, fingerprint_tool_call};
+use crate::fingerprint::{fingerprint_lowered_tool_call, fingerprint_string, fingerprint_tool_call};
 use crate::js_string::JsString;
 use crate::json::{js_number, sorted, write_json_string, Value};
 use crate::ladder::{resolve_ladder_action, Action, LadderOptions};
@@ -365,11 +365,25 @@ impl DoomLoopMonitor {
         Ok(self.record_fingerprint(tool_name, fingerprint, round, options))
     }
 
-    /// [`DoomLoopMonitor::record_tool_call`] for a call whose fingerprint
-    /// is already known (e.g. from
-    /// [`crate::fingerprint::fingerprint_lowered_tool_call`], which hashes
-    /// key material without building a value tree).
-    pub fn record_fingerprint(
+    /// [`DoomLoopMonitor::record_tool_call`] over key material in the
+    /// binding's lowered text form, fingerprinted without building a value
+    /// tree ([`crate::fingerprint::fingerprint_lowered_tool_call`]).
+    ///
+    /// # Errors
+    /// As [`crate::canonical::canonicalize_lowered`]; the monitor's state is
+    /// unchanged then.
+    pub fn record_lowered_call(
+        &mut self,
+        tool_name: &JsString,
+        key_material: &str,
+        round: f64,
+        options: &RecordOptions,
+    ) -> Result<CallRecord> {
+        let fingerprint = JsString::from(fingerprint_lowered_tool_call(tool_name, key_material)?);
+        Ok(self.record_fingerprint(tool_name, fingerprint, round, options))
+    }
+
+    fn record_fingerprint(
         &mut self,
         tool_name: &JsString,
         fingerprint: JsString,

@@ -13,9 +13,7 @@
 
 use doom_loop::canonical::canonicalize_lowered;
 use doom_loop::config::{resolve_doom_loop_option, ResolvedConfig};
-use doom_loop::fingerprint::{
-    fingerprint_lowered_key_material, fingerprint_lowered_tool_call, hex, lowered_tool_call_digest,
-};
+use doom_loop::fingerprint::{fingerprint_lowered_key_material, fingerprint_lowered_tool_call};
 use doom_loop::json::{parse_lowered, to_json, write_json_string, Value};
 use doom_loop::ladder::{Ladder, LadderOptions};
 use doom_loop::loop_key::{resolve_loop_key_material, LoopKey, LoopKeyResolution};
@@ -128,10 +126,10 @@ pub fn fingerprint_key_material(key_material: &str) -> Result<String> {
 // `fingerprintToolCall` and `recordToolCall` are called per tool call, and
 // at a few microseconds each the glue's string passing (an allocation per
 // argument, a decoded string and a result array back) would cost more than
-// the work. So the shim writes `toolName` then the lowered key material as
-// UTF-8 into one reusable buffer in wasm memory, makes one call, and reads
-// the digest (and, for a record, the streak and any verdict JSON) from the
-// same buffer. A call that fails returns a status only; the shim then
+// the work. So the shim writes `toolName`, the lowered key material (and,
+// for a record, the lowered options) as UTF-8 into one reusable buffer in
+// wasm memory, makes one call, and reads the fingerprint (and, for a
+// record, the streak and any verdict JSON) from the same buffer. A call that fails returns a status only; the shim then
 // repeats it through the string API above, which throws the core's error.
 
 thread_local! {
@@ -174,26 +172,26 @@ fn io_write(io: &mut Vec<u8>, at: usize, bytes: &[u8]) {
     io[at..end].copy_from_slice(bytes);
 }
 
-/// The tool name and lowered key material written by the shim at the start
-/// of the I/O buffer; `None` if the lengths or the UTF-8 are wrong.
-fn io_call(io: &[u8], tool_len: usize, material_len: usize) -> Option<(JsString, &str)> {
-    let tool = std::str::from_utf8(io.get(..tool_len)?).ok()?;
-    let material = std::str::from_utf8(io.get(tool_len..tool_len.checked_add(material_len)?)?).ok()?;
-    Some((JsString::from(tool), material))
+/// The UTF-8 text the shim wrote at `start..start + len` of the I/O
+/// buffer; `None` if the bounds or the UTF-8 are wrong.
+fn io_str(io: &[u8], start: usize, len: usize) -> Option<&str> {
+    std::str::from_utf8(io.get(start..start.checked_add(len)?)?).ok()
 }
 
-/// `fingerprintToolCall` over the I/O buffer: the fingerprint (64 hex
-/// digits) replaces the input at its start. `false` on any failure.
+/// `fingerprintToolCall` over the I/O buffer (tool name, then lowered key
+/// material): the fingerprint (64 hex digits) replaces the input at its
+/// start. `false` on any failure.
 #[wasm_bindgen(js_name = fingerprintToolCallIo)]
 pub fn fingerprint_tool_call_io(tool_len: usize, material_len: usize) -> bool {
     IO.with(|io| {
         let Ok(mut io) = io.try_borrow_mut() else {
             return false;
         };
-        let digest = io_call(&io, tool_len, material_len)
-            .and_then(|(tool, material)| lowered_tool_call_digest(&tool, material).ok());
-        digest.is_some_and(|digest| {
-            io_write(&mut io, 0, hex(&digest).as_bytes());
+        let fingerprint = io_str(&io, 0, tool_len).zip(io_str(&io, tool_len, material_len)).and_then(
+            |(tool, material)| fingerprint_lowered_tool_call(&JsString::from(tool), material).ok(),
+        );
+        fingerprint.is_some_and(|fingerprint| {
+            io_write(&mut io, 0, fingerprint.as_bytes());
             true
         })
     })
@@ -373,9 +371,8 @@ impl Monitor {
         options: &str,
     ) -> Result<String> {
         let options = RecordOptions::from_js(Some(&lowered(options)?));
-        let tool_name = lowered_string(tool_name)?;
-        let fingerprint = JsString::from(fingerprint_lowered_tool_call(&tool_name, key_material)?);
-        Ok(self.inner.record_fingerprint(&tool_name, fingerprint, round, &options).to_json())
+        let record = self.inner.record_lowered_call(&lowered_string(tool_name)?, key_material, round, &options)?;
+        Ok(record.to_json())
     }
 
     /// `recordToolCall` over the I/O buffer (see `fingerprintToolCallIo`),
@@ -396,18 +393,18 @@ impl Monitor {
             let Ok(mut io) = io.try_borrow_mut() else {
                 return -1.0;
             };
-            let Some((tool, digest, options)) = io_call(&io, tool_len, material_len).and_then(|(tool, material)| {
-                let options_start = tool_len + material_len;
-                let options = std::str::from_utf8(io.get(options_start..options_start.checked_add(options_len)?)?).ok()?;
+            let record = (|| {
+                let tool = JsString::from(io_str(&io, 0, tool_len)?);
+                let material = io_str(&io, tool_len, material_len)?;
+                let options = io_str(&io, tool_len.checked_add(material_len)?, options_len)?;
                 let options = RecordOptions::from_js(Some(&parse_lowered(options).ok()?));
-                Some((tool.clone(), lowered_tool_call_digest(&tool, material).ok()?, options))
-            }) else {
+                self.inner.record_lowered_call(&tool, material, round, &options).ok()
+            })();
+            let Some(record) = record else {
                 return -1.0;
             };
-            let fingerprint = JsString::from(hex(&digest));
-            io_write(&mut io, 0, fingerprint.as_bytes());
-            let record = self.inner.record_fingerprint(&tool, fingerprint, round, &options);
             let verdict = record.verdict.as_ref().map(|v| v.to_json()).unwrap_or_default();
+            io_write(&mut io, 0, record.fingerprint.as_bytes());
             io_write(&mut io, 64, &record.streak.to_le_bytes());
             io_write(&mut io, 72, verdict.as_bytes());
             (verdict.len() * 2 + usize::from(record.duplicate_in_round)) as f64
