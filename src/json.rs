@@ -1050,16 +1050,9 @@ mod tests {
 
     #[test]
     fn sorted_indices_is_a_stable_sort() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rng = crate::test_rng::XorShift(0x9E37_79B9_7F4A_7C15);
         for len in [0, 1, 2, 7, 8, 9, 16, 17, 100, 1000] {
-            let keys: Vec<u64> = (0..len)
-                .map(|_| {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    seed % 10
-                })
-                .collect();
+            let keys: Vec<usize> = (0..len).map(|_| rng.below(10)).collect();
             let order = sorted_indices(len, &|a, b| keys[a].cmp(&keys[b]));
             let mut expected: Vec<usize> = (0..len).collect();
             expected.sort_by_key(|&i| keys[i]);

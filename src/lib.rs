@@ -42,6 +42,8 @@ pub mod monitor;
 pub mod replay;
 pub mod state;
 pub mod text;
+#[cfg(test)]
+mod test_rng;
 
 pub use canonical::{canonicalize, MAX_CANONICALIZE_DEPTH};
 pub use config::{resolve_doom_loop_option, ResolvedConfig, DEFAULT_MAX_ESCALATIONS};

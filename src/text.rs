@@ -734,6 +734,7 @@ fn whitespace_len_at(bytes: &[u8], pos: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_rng::XorShift;
 
     fn th(mp: f64, mr: f64, mc: f64, mw: f64) -> RepetitionThresholds {
         RepetitionThresholds {
@@ -911,24 +912,6 @@ mod tests {
             .rposition(|&u| !naive_ws(u))
             .map_or(start, |e| e + 1);
         replaced[start..end].to_vec()
-    }
-
-    struct XorShift(u64);
-    impl XorShift {
-        fn next(&mut self) -> u64 {
-            let mut x = self.0;
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            self.0 = x;
-            x
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-        fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-            items[self.below(items.len())]
-        }
     }
 
     const PIECES: &[&[u16]] = &[
