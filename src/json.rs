@@ -962,7 +962,7 @@ fn write_integer(n: i64, out: &mut String) {
 
 /// A JS number as `String(n)` and template literals print it (NaN and
 /// ±Infinity included, which JSON writes as `null`).
-pub(crate) fn js_number(n: f64) -> String {
+pub fn js_number(n: f64) -> String {
     if n.is_nan() {
         return "NaN".to_string();
     }

@@ -39,7 +39,6 @@ pub mod json;
 pub mod ladder;
 pub mod loop_key;
 pub mod monitor;
-pub mod replay;
 pub mod state;
 pub mod text;
 #[cfg(test)]

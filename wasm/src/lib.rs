@@ -42,6 +42,9 @@ impl From<WasmError> for JsValue {
 
 type Result<T> = std::result::Result<T, WasmError>;
 
+#[cfg(feature = "trace")]
+mod trace;
+
 thread_local! {
     static HOST_SHA256: std::cell::RefCell<Option<js_sys::Function>> = const { std::cell::RefCell::new(None) };
 }
@@ -306,20 +309,6 @@ fn resolution_json(resolution: &LoopKeyResolution, fields: Option<Vec<Value>>) -
     }
     out.push('}');
     out
-}
-
-/// Replays a lowered transcript: the timeline JSON with its terminal
-/// rendering under `text`.
-#[wasm_bindgen(js_name = replayTranscript)]
-pub fn replay_transcript(document: &str) -> Result<String> {
-    let transcript = doom_loop::replay::parse_transcript(&lowered(document)?)?;
-    let timeline = doom_loop::replay::replay(&transcript)?;
-    let mut json = timeline.to_json();
-    json.pop();
-    json.push_str(",\"text\":");
-    write_json_string(&JsString::from(timeline.render()), &mut json);
-    json.push('}');
-    Ok(json)
 }
 
 /// The detector state machine (wrapped by the shim's `DoomLoopMonitor`).

@@ -22,7 +22,7 @@ const USAGE: &str = "usage:
   doomloop replay [FILE] [--json]  replay a transcript (default: the billing-agent example)";
 
 /// The bundled example transcript: the default input of `replay`.
-const BILLING_AGENT: &str = include_str!("../../examples/billing-agent.json");
+const BILLING_AGENT: &str = include_str!("../../../examples/billing-agent.json");
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -63,8 +63,8 @@ fn replay(args: &[String]) -> Result<(), String> {
         None => BILLING_AGENT.to_string(),
     };
     let document = parse(&text).map_err(|e| format!("transcript is not valid JSON: {e}"))?;
-    let transcript = doom_loop::replay::parse_transcript(&document).map_err(|e| e.to_string())?;
-    let timeline = doom_loop::replay::replay(&transcript).map_err(|e| e.to_string())?;
+    let transcript = doom_loop_trace::replay::parse_transcript(&document).map_err(|e| e.to_string())?;
+    let timeline = doom_loop_trace::replay::replay(&transcript).map_err(|e| e.to_string())?;
     if json {
         println!("{}", timeline.to_json());
     } else {

@@ -18,13 +18,13 @@
 //! assistant `message` items, a round ending at each non-assistant item),
 //! bare or under `messages` / `input` / `output`.
 
-use crate::config::resolve_doom_loop_option;
-use crate::error::{Error, ErrorKind, Result};
-use crate::js_string::JsString;
-use crate::json::{js_number, parse_js, write_json_string, write_number, Object, Value};
-use crate::ladder::Action;
-use crate::loop_key::{resolve_loop_key_material, LoopKey, LoopKeyResolution};
-use crate::monitor::{DeclaredCall, DoomLoopMonitor, RecordOptions, Verdict};
+use doom_loop::config::resolve_doom_loop_option;
+use doom_loop::error::{Error, ErrorKind, Result};
+use doom_loop::js_string::JsString;
+use doom_loop::json::{js_number, parse_js, write_json_string, write_number, Object, Value};
+use doom_loop::ladder::Action;
+use doom_loop::loop_key::{resolve_loop_key_material, LoopKey, LoopKeyResolution};
+use doom_loop::monitor::{DeclaredCall, DoomLoopMonitor, RecordOptions, Verdict};
 
 /// One tool call of a transcript.
 #[derive(Clone, Debug, PartialEq)]
@@ -440,9 +440,9 @@ impl Timeline {
             .iter()
             .map(|w| Value::String(JsString::from(w.as_str())))
             .collect();
-        out.push_str(&crate::json::to_json(&Value::Array(warnings)));
+        out.push_str(&doom_loop::json::to_json(&Value::Array(warnings)));
         out.push_str(",\"state\":");
-        out.push_str(&crate::json::to_json(&self.state));
+        out.push_str(&doom_loop::json::to_json(&self.state));
         out.push('}');
         out
     }
@@ -514,7 +514,7 @@ fn shows_message(verdict: &Verdict) -> bool {
 fn detector_name(verdict: &Verdict) -> String {
     match &verdict.detector {
         Value::String(s) => s.to_string(),
-        other => crate::json::to_json(other),
+        other => doom_loop::json::to_json(other),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use doom_loop::json::parse;
 use doom_loop::ladder::Action;
-use doom_loop::replay::{parse_transcript, replay, Timeline};
+use doom_loop_trace::replay::{parse_transcript, replay, Timeline};
 
 fn run(json: &str) -> Timeline {
     replay(&parse_transcript(&parse(json).unwrap()).unwrap()).unwrap()
@@ -19,7 +19,7 @@ fn actions(timeline: &Timeline) -> Vec<Option<&'static str>> {
 
 #[test]
 fn billing_agent_is_blocked_at_three_and_stopped_at_six() {
-    let timeline = run(include_str!("../examples/billing-agent.json"));
+    let timeline = run(include_str!("../../examples/billing-agent.json"));
     assert_eq!(
         actions(&timeline),
         vec![None, Some("observe"), Some("block"), Some("block"), Some("block"), Some("stop")]
