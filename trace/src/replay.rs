@@ -35,6 +35,11 @@ pub struct TranscriptCall {
     pub args: Value,
     /// True when `args` is raw text that did not parse.
     pub malformed: bool,
+    /// What the call returned, where the trace recorded it (any JSON value;
+    /// `None` when unknown). Outcome-aware detection compares these.
+    pub result: Option<Value>,
+    /// The call failed (an error result).
+    pub failed: bool,
 }
 
 /// One model turn: its text and its tool calls.
@@ -155,32 +160,43 @@ pub fn parse_transcript(document: &Value) -> Result<Transcript> {
 fn call_from(tool_name: JsString, args: Option<&Value>) -> TranscriptCall {
     match args {
         Some(Value::String(raw)) => match parse_js(raw) {
-            Ok(parsed) => TranscriptCall {
-                tool_name,
-                args: parsed,
-                malformed: false,
-            },
-            Err(_) => TranscriptCall {
-                tool_name,
-                args: Value::String(raw.clone()),
-                malformed: true,
-            },
+            Ok(parsed) => TranscriptCall::new(tool_name, parsed, false),
+            Err(_) => TranscriptCall::new(tool_name, Value::String(raw.clone()), true),
         },
-        Some(value) => TranscriptCall {
-            tool_name,
-            args: value.clone(),
-            malformed: false,
-        },
-        None => TranscriptCall {
-            tool_name,
-            args: Value::Object(Object::new()),
-            malformed: false,
-        },
+        Some(value) => TranscriptCall::new(tool_name, value.clone(), false),
+        None => TranscriptCall::new(tool_name, Value::Object(Object::new()), false),
     }
 }
 
+impl TranscriptCall {
+    /// A call whose result is not known.
+    pub fn new(tool_name: JsString, args: Value, malformed: bool) -> Self {
+        TranscriptCall {
+            tool_name,
+            args,
+            malformed,
+            result: None,
+            failed: false,
+        }
+    }
+}
+
+/// A recorded result: `null` and absent both mean "not recorded".
+fn known_result(value: Option<&Value>) -> Option<Value> {
+    value.filter(|v| !matches!(v, Value::Null)).cloned()
+}
+
+/// A round of the project's format: `{text?, calls: [{toolName, args,
+/// result?, error?}], results?}` — a call's `result` is any JSON value and
+/// `error: true` marks a failed call; a round-level `results` array (the
+/// shared trajectory layout) gives the results by position instead.
 fn native_round(round: &Value) -> Result<TranscriptRound> {
     let text = string_field(round, &["text"]);
+    let results = match get(round, "results") {
+        None | Some(Value::Null) => &[][..],
+        Some(Value::Array(results)) => &results[..],
+        Some(_) => return Err(invalid("`results` is not an array")),
+    };
     let calls = match get(round, "calls") {
         None => Vec::new(),
         Some(Value::Array(calls)) => calls
@@ -189,7 +205,10 @@ fn native_round(round: &Value) -> Result<TranscriptRound> {
             .map(|(i, c)| {
                 let name = string_field(c, &["toolName", "name"])
                     .ok_or_else(|| invalid(format!("calls[{i}] has no `toolName`")))?;
-                Ok(call_from(name, get(c, "args").or_else(|| get(c, "arguments"))))
+                let mut call = call_from(name, get(c, "args").or_else(|| get(c, "arguments")));
+                call.result = known_result(get(c, "result")).or_else(|| known_result(results.get(i)));
+                call.failed = matches!(get(c, "error"), Some(Value::Bool(true)));
+                Ok(call)
             })
             .collect::<Result<Vec<_>>>()?,
         Some(_) => return Err(invalid("`calls` is not an array")),

@@ -73,3 +73,32 @@ fn a_transcript_without_rounds_is_a_clear_error() {
     let error = parse_transcript(&parse(r#"{"nope":1}"#).unwrap()).unwrap_err();
     assert!(error.message().contains("needs `rounds`"));
 }
+
+#[test]
+fn rounds_carry_each_calls_result_inline_or_by_position() {
+    let transcript = parse_transcript(
+        &parse(
+            r#"{"rounds":[
+                {"calls":[{"toolName":"a","args":"{}","result":{"ok":1}},{"toolName":"b","args":{},"error":true}]},
+                {"calls":[{"toolName":"a","args":"{}"},{"toolName":"b","args":"{}"}],"results":["x/y",null]},
+                {"calls":[{"toolName":"a","args":"{}","result":null}]}
+            ]}"#,
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let calls: Vec<_> = transcript.rounds.iter().flat_map(|r| &r.calls).collect();
+    assert_eq!(calls[0].result, Some(parse(r#"{"ok":1}"#).unwrap()));
+    assert!(!calls[0].failed);
+    assert_eq!(calls[1].result, None);
+    assert!(calls[1].failed);
+    assert_eq!(calls[2].result, Some(parse(r#""x/y""#).unwrap()));
+    assert_eq!(calls[3].result, None, "null means not recorded");
+    assert_eq!(calls[4].result, None);
+}
+
+#[test]
+fn a_results_field_that_is_not_an_array_is_an_error_naming_the_round() {
+    let error = parse_transcript(&parse(r#"{"rounds":[{"calls":[],"results":5}]}"#).unwrap()).unwrap_err();
+    assert!(error.to_string().contains("rounds[0]"), "{error}");
+}
