@@ -22,10 +22,9 @@
 //! Numbers are JS doubles throughout: restored state may carry any finite
 //! count, and the reference does its arithmetic in doubles.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
-use indexmap::IndexMap;
+use indexmap::{IndexMap, IndexSet};
 
 use crate::beyond::{BeyondState, BUDGET, NO_PROGRESS, TOOL_CYCLE, TOOL_FAILURE};
 use crate::config::ResolvedConfig;
@@ -227,7 +226,7 @@ pub(crate) struct StreakEntry {
     pub(crate) call_streaks: Option<CallStreaks>,
     round: Option<f64>,
     /// Fingerprints already recorded this round.
-    seen_this_round: HashSet<JsString>,
+    seen_this_round: IndexSet<JsString>,
     prior_round_fingerprints: Option<Arc<[JsString]>>,
     /// Whether the prior set equals a given (shared, wide) set: every call
     /// of a declared round compares against the same two sets, and
@@ -446,7 +445,7 @@ impl DoomLoopMonitor {
                     Some(p.round_fingerprints.clone()),
                     p.streak,
                     p.call_streaks.take().unwrap_or_default(),
-                    HashSet::new(),
+                    IndexSet::new(),
                     CallStreaks::default(),
                     p.fingerprint.clone(),
                     None,
@@ -455,7 +454,7 @@ impl DoomLoopMonitor {
                     None,
                     0.0,
                     CallStreaks::default(),
-                    HashSet::new(),
+                    IndexSet::new(),
                     CallStreaks::default(),
                     fingerprint.clone(),
                     None,
