@@ -11,8 +11,8 @@
 // that need the caller's live JS objects — calling a `loopKey` function,
 // and reading the selected fields of the caller's own arguments object.
 
-import { lower, textArg, isWellFormed, MAX_CANONICALIZE_DEPTH } from './lower.js';
-import { core, assertReady, writeCall, readFingerprint, readRecord } from './core.js';
+import { lower, lowerKeyMaterial, textArg, isWellFormed, MAX_CANONICALIZE_DEPTH } from './lower.js';
+import { core, assertReady, isDead, writeCall, readFingerprint, readRecord } from './core.js';
 
 export { MAX_CANONICALIZE_DEPTH };
 
@@ -34,21 +34,97 @@ const toolNameArg = (toolName) => JSON.stringify(String(toolName));
 
 export function resolveDoomLoopOption(option) {
   assertReady();
-  const { resolved, warnings, error } = JSON.parse(core.resolveDoomLoopOption(lower(option)));
+  const { resolved, warnings, error } = JSON.parse(core.resolveDoomLoopOption(lower(withStandIns(option))));
   for (const warning of warnings) console.warn(warning);
   if (error !== undefined) throw new TypeError(error);
+  if (resolved !== null) keepRawValues(resolved, option === true ? {} : option);
   return resolved;
+}
+
+// The resolved config crosses the boundary as JSON, which has no room for
+// what the reference copies through untouched (text options via `??`, an
+// escalation `model` / `advisor` of any type). The core decides on
+// stand-ins with the same presence (`true` for a function, symbol or
+// bigint mechanism), and the caller's own values are put back here.
+const opaque = (value) => typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint';
+
+function withStandIns(option) {
+  const escalation = option !== null && typeof option === 'object' ? option.escalation : undefined;
+  if (escalation === null || typeof escalation !== 'object') return option;
+  const model = escalation.model;
+  const advisor = escalation.advisor;
+  if (!opaque(model) && !opaque(advisor)) return option;
+  return {
+    ...option,
+    escalation: { ...escalation, model: opaque(model) ? true : model, advisor: opaque(advisor) ? true : advisor },
+  };
+}
+
+function keepRawValues(resolved, config) {
+  const text = config.text === undefined || config.text === true ? {} : config.text;
+  if (text !== false && text !== null && typeof text === 'object') {
+    resolved.text = {
+      enabled: text.enabled ?? true,
+      maxPeriodTokens: text.maxPeriodTokens ?? 16,
+      minRepeats: text.minRepeats ?? 4,
+      minCoveredTokens: text.minCoveredTokens ?? 12,
+      maxWindowTokens: text.maxWindowTokens ?? 400,
+    };
+  }
+  if (resolved.escalation !== null) {
+    const { maxEscalations } = resolved.escalation;
+    const input = config.escalation;
+    resolved.escalation = {
+      ...(input.model !== undefined && { model: input.model }),
+      ...(input.advisor !== undefined && input.advisor !== false && { advisor: input.advisor }),
+      maxEscalations,
+    };
+  }
+}
+
+/**
+ * The part of a resolved config the core monitor runs on, in values JSON
+ * can carry: the text switch as the boolean its truthiness is, thresholds
+ * as the numbers the reference's arithmetic makes of them (absent ones
+ * take the defaults, as `??` does), and only the escalation budget.
+ */
+function coreConfig(config) {
+  if (config === null || typeof config !== 'object') return config;
+  const view = { ...config };
+  const text = config.text;
+  if (text !== null && typeof text === 'object') {
+    view.text = { enabled: Boolean(text.enabled) };
+    for (const name of ['maxPeriodTokens', 'minRepeats', 'minCoveredTokens', 'maxWindowTokens']) {
+      const value = text[name];
+      if (value !== undefined && value !== null) view.text[name] = thresholdNumber(value);
+    }
+  }
+  const escalation = config.escalation;
+  if (escalation !== null && typeof escalation === 'object') {
+    view.escalation = { maxEscalations: escalation.maxEscalations };
+  }
+  return view;
+}
+
+function thresholdNumber(value) {
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
+  try {
+    return Number(value);
+  } catch {
+    return NaN;
+  }
 }
 
 export function canonicalizeKeyMaterial(value) {
   assertReady();
-  return core.canonicalize(lower(value));
+  return core.canonicalize(lowerKeyMaterial(value));
 }
 
 export function fingerprintToolCallSync(toolName, keyMaterial) {
   assertReady();
-  const name = String(toolName);
-  const material = lower(keyMaterial);
+  // A template literal, as the reference's: a symbol name throws.
+  const name = `${toolName}`;
+  const material = lowerKeyMaterial(keyMaterial);
   const [toolLength, materialLength] = writeCall(name, material);
   if (core.fingerprintToolCallIo(toolLength, materialLength)) return readFingerprint();
   // Failed (bad key material): the string API throws the core's error.
@@ -57,7 +133,7 @@ export function fingerprintToolCallSync(toolName, keyMaterial) {
 
 export function fingerprintKeyMaterialSync(keyMaterial) {
   assertReady();
-  return core.fingerprintKeyMaterial(lower(keyMaterial));
+  return core.fingerprintKeyMaterial(lowerKeyMaterial(keyMaterial));
 }
 
 export function detectTextRepetition(text, options) {
@@ -77,17 +153,33 @@ export function resolveLadderAction(ladder, streak, options) {
 export function resolveLoopKeyMaterial(loopKey, args) {
   assertReady();
   if (typeof loopKey === 'function') return resolveLoopKeyFunction(loopKey, args);
-  // Only a field list reads the arguments; the other forms never look inside.
-  const argsText = Array.isArray(loopKey) ? lower(args) : 'null';
-  const resolution = JSON.parse(core.resolveLoopKeyDeclaration(lower(loopKey), argsText));
+  if (Array.isArray(loopKey) && loopKey.length > 0) return resolveLoopKeyFields(loopKey, args);
+  // The other forms never look inside the arguments.
+  const resolution = JSON.parse(core.resolveLoopKeyDeclaration(lower(loopKey), 'null'));
   if (resolution.kind === 'exempt') return { kind: 'exempt' };
   if (resolution.kind === 'fallback') {
     return { kind: 'fallback', keyMaterial: args, warning: resolution.warning };
   }
-  if (resolution.fields === undefined) return { kind: 'key', keyMaterial: args };
+  return { kind: 'key', keyMaterial: args };
+}
+
+// A field list selects with the reference's own reads — `field in args`
+// (inherited fields count, a null-prototype object has no `constructor`),
+// then `args[field]` — which only the caller's live object can answer; so
+// the selection, and its warning, are made here (the core's copy of the
+// text serves the Rust API).
+function resolveLoopKeyFields(loopKey, args) {
   const subset = Object.create(null);
-  for (const field of resolution.fields) subset[field] = args[field];
-  return { kind: 'key', keyMaterial: subset };
+  for (const field of loopKey) {
+    if (typeof field === 'string' && field in args) subset[field] = args[field];
+  }
+  if (Object.keys(subset).length > 0) return { kind: 'key', keyMaterial: subset };
+  const names = loopKey.filter((f) => typeof f === 'string').join(', ');
+  return {
+    kind: 'fallback',
+    keyMaterial: args,
+    warning: `loopKey fields [${names}] are all absent from the arguments, which would give every call the same identity; falling back to full arguments.`,
+  };
 }
 
 function resolveLoopKeyFunction(loopKey, args) {
@@ -108,15 +200,105 @@ function resolveLoopKeyFunction(loopKey, args) {
 }
 
 function lowerCall(call) {
-  return `{"toolName":${toolNameArg(call.toolName)},"keyMaterial":${lower(call.keyMaterial)}}`;
+  return `{"toolName":${toolNameArg(call.toolName)},"keyMaterial":${lowerKeyMaterial(call.keyMaterial)}}`;
+}
+
+/** The reference's `DoomLoopCallRecord` options reads: `allowBlock ?? true`. */
+function readAllowBlock(options) {
+  return options?.allowBlock ?? true;
+}
+
+// `resolveLadderAction` for a config the core could not take (see the
+// constructor): the reference's reads, so its errors are the reference's.
+function jsLadderAction(ladder, streak, options) {
+  const meets = (threshold) => threshold !== false && streak >= threshold;
+  if (meets(ladder.stop)) return 'stop';
+  if (options.allowBlock && meets(ladder.block)) return 'block';
+  if ((options.allowEscalate ?? true) && meets(ladder.escalate)) return 'escalate';
+  if (meets(ladder.steer)) return 'steer';
+  if (meets(ladder.observe)) return 'observe';
+  return undefined;
+}
+
+/** The reference's `isValidStreak`, with its reads. */
+function isValidStreak(value) {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof value.fingerprint === 'string' &&
+    typeof value.streak === 'number' &&
+    Number.isFinite(value.streak)
+  );
+}
+
+/**
+ * What the reference's `restore` reads from a blob, read as it reads it
+ * (inherited fields included, getters and proxies met in its order, nothing
+ * else touched), as plain JSON for the core, which validates and clamps.
+ */
+function projectState(state, withBeyond) {
+  if (typeof state !== 'object' || state === null || Array.isArray(state)) return 'null';
+  const out = {};
+  const tools = Object.create(null);
+  const candidateTools = state.tools;
+  if (typeof candidateTools === 'object' && candidateTools !== null) {
+    for (const [name, entry] of Object.entries(candidateTools)) {
+      if (isValidStreak(entry)) tools[name] = projectEntry(entry);
+    }
+  }
+  out.tools = tools;
+  const text = state.text;
+  if (isValidStreak(text)) out.text = { fingerprint: state.text.fingerprint, streak: state.text.streak };
+  const used = state.escalationsUsed;
+  if (typeof used === 'number' && Number.isFinite(used)) out.escalationsUsed = used;
+  const json = JSON.stringify(out);
+  // The opt-in detectors' state is read only by a monitor that runs them.
+  if (!withBeyond || state.beyond === undefined) return json;
+  return `${json.slice(0, -1)},"beyond":${lower(state.beyond)}}`;
+}
+
+function projectEntry(entry) {
+  const rounds = entry.roundFingerprints;
+  const projected = {};
+  if (Array.isArray(rounds) && rounds.length > 1 && rounds.every((value) => typeof value === 'string')) {
+    projected.roundFingerprints = [...rounds];
+  }
+  const counts = entry.callStreaks;
+  if (typeof counts === 'object' && counts !== null) {
+    const kept = Object.create(null);
+    for (const [call, count] of Object.entries(counts)) {
+      if (typeof count === 'number' && Number.isFinite(count) && count >= 1) kept[call] = count;
+    }
+    projected.callStreaks = kept;
+  }
+  projected.streak = entry.streak;
+  projected.fingerprint = entry.fingerprint;
+  return projected;
 }
 
 export class DoomLoopMonitor {
   #inner;
+  #config;
+  /** Why the core could not take the config, if it could not (see the constructor). */
+  #foreign = false;
+  /** Rounds that are not numbers, by identity (see #roundKey). */
+  #rounds;
+  #declared = false;
 
   constructor(config, initialState) {
     assertReady();
-    this.#inner = new core.Monitor(lower(config));
+    this.#config = config;
+    try {
+      this.#inner = new core.Monitor(lower(coreConfig(config)));
+    } catch (error) {
+      if (isDead() || !(error instanceof TypeError)) throw error;
+      // The reference takes any config and fails where it first reads a
+      // missing part. The core runs the default config for the state,
+      // and every read of the caller's config happens here, in JS, so the
+      // same calls fail with the same errors.
+      this.#foreign = true;
+      this.#inner = new core.Monitor(lower(resolveDoomLoopOption(true)));
+    }
     if (initialState !== undefined) this.restore(initialState);
   }
 
@@ -125,7 +307,26 @@ export class DoomLoopMonitor {
     return this.#inner;
   }
 
+  /**
+   * A round as the core's number, keeping the reference's `===`: a number
+   * is itself (NaN never equals, so never the same round); `undefined` is
+   * never the same round; any other value (a string, object, bigint,
+   * symbol, null) gets a number of its own, the same for the same value.
+   */
+  #roundKey(round) {
+    if (typeof round === 'number') return round;
+    if (round === undefined) return NaN;
+    this.#rounds ??= new Map();
+    let key = this.#rounds.get(round);
+    if (key === undefined) {
+      key = -1e300 * (this.#rounds.size + 1);
+      this.#rounds.set(round, key);
+    }
+    return key;
+  }
+
   declareRoundSync(round, calls) {
+    const monitor = this.#monitor();
     const lowered = [];
     for (const call of calls) {
       try {
@@ -140,7 +341,8 @@ export class DoomLoopMonitor {
         );
       }
     }
-    warnAll(this.#monitor().declareRound(Number(round), `[${lowered.join(',')}]`));
+    this.#declared = true;
+    warnAll(monitor.declareRound(this.#roundKey(round), `[${lowered.join(',')}]`));
   }
 
   async declareRound(round, calls) {
@@ -149,18 +351,56 @@ export class DoomLoopMonitor {
 
   recordToolCallSync(toolName, keyMaterial, round, options) {
     const monitor = this.#monitor();
-    const name = String(toolName);
-    const material = lower(keyMaterial);
-    const roundNumber = Number(round);
-    const optionsText = lower(options);
+    // The reference's order: the name is stringified and the key material
+    // canonicalized first (their errors first), the round read next, the
+    // call recorded, and the options read after that.
+    const name = `${toolName}`;
+    const material = lowerKeyMaterial(keyMaterial);
+    if (round === undefined && !this.#declared) {
+      core.fingerprintToolCall(toolNameArg(name), material);
+      // `this.declaredRound?.round === round` holds for undefined === undefined.
+      throw new TypeError("Cannot read properties of undefined (reading 'fingerprints')");
+    }
+    let allowBlock;
+    let optionsError;
+    try {
+      allowBlock = Boolean(readAllowBlock(options));
+    } catch (error) {
+      optionsError = { error };
+      allowBlock = true;
+    }
+    const record = this.#record(monitor, name, material, this.#roundKey(round), allowBlock);
+    if (optionsError !== undefined) throw optionsError.error;
+    if (this.#foreign) this.#foreignVerdict(record, allowBlock);
+    if (record.verdict !== undefined) {
+      if (typeof toolName !== 'string') record.verdict.toolName = toolName;
+      if (record.verdict.detector === 'tool-fingerprint') {
+        record.verdict.detector = options?.detector ?? 'tool-fingerprint';
+      }
+    }
+    return record;
+  }
+
+  #record(monitor, name, material, round, allowBlock) {
+    const optionsText = allowBlock ? 'null' : '{"allowBlock":false}';
     // The buffer carries the tool name as UTF-8, which a lone surrogate
     // would not survive: such names take the string API.
     if (isWellFormed(name)) {
       const [toolLength, materialLength, optionsLength] = writeCall(name, material, optionsText);
-      const packed = monitor.recordToolCallIo(toolLength, materialLength, optionsLength, roundNumber);
+      const packed = monitor.recordToolCallIo(toolLength, materialLength, optionsLength, round);
       if (packed >= 0) return readRecord(packed);
     }
-    return JSON.parse(monitor.recordToolCall(toolNameArg(name), material, roundNumber, optionsText));
+    return JSON.parse(monitor.recordToolCall(toolNameArg(name), material, round, optionsText));
+  }
+
+  /** The reference's post-record reads of a config the core could not take. */
+  #foreignVerdict(record, allowBlock) {
+    const config = this.#config;
+    const ladder = config.ladder;
+    const allowEscalate = this.canEscalate();
+    const action = jsLadderAction(ladder, record.streak, { allowBlock, allowEscalate });
+    if (action === undefined) delete record.verdict;
+    else if (record.verdict !== undefined) record.verdict.action = action;
   }
 
   async recordToolCall(toolName, keyMaterial, round, options) {
@@ -168,9 +408,18 @@ export class DoomLoopMonitor {
   }
 
   recordAssistantTextSync(text) {
-    if (typeof text !== 'string') throw new TypeError('text.replace is not a function');
+    const monitor = this.#monitor();
+    // `if (!this.config.text.enabled) return undefined`, then `text.replace`.
+    if (!this.#config.text.enabled) return undefined;
+    if (typeof text !== 'string') {
+      if (text === null || text === undefined) {
+        throw new TypeError(`Cannot read properties of ${text} (reading 'replace')`);
+      }
+      if (typeof text.replace !== 'function') throw new TypeError('text.replace is not a function');
+      text = `${text.replace(/\s+/g, ' ')}`;
+    }
     const [arg, isJson] = textArg(text);
-    return JSON.parse(this.#monitor().recordAssistantText(arg, isJson)) ?? undefined;
+    return JSON.parse(monitor.recordAssistantText(arg, isJson)) ?? undefined;
   }
 
   async recordAssistantText(text) {
@@ -204,7 +453,12 @@ export class DoomLoopMonitor {
   }
 
   canEscalate() {
-    return this.#monitor().canEscalate();
+    const monitor = this.#monitor();
+    if (this.#foreign) {
+      const escalation = this.#config.escalation;
+      return escalation !== null && (this.getState().escalationsUsed ?? 0) < escalation.maxEscalations;
+    }
+    return monitor.canEscalate();
   }
 
   consumeEscalation() {
@@ -216,14 +470,31 @@ export class DoomLoopMonitor {
   }
 
   restore(state) {
-    warnAll(this.#monitor().restore(lower(state)));
+    const withBeyond = this.#config?.beyond !== undefined && this.#config?.beyond !== null;
+    warnAll(this.#monitor().restore(projectState(state, withBeyond)));
   }
 
-  /** Releases the wasm memory now (otherwise a FinalizationRegistry does, eventually). */
+  /**
+   * Releases the monitor's wasm memory now (otherwise a FinalizationRegistry
+   * does, eventually — never within a synchronous burst). Idempotent; also
+   * `monitor[Symbol.dispose]()`, so `using monitor = new DoomLoopMonitor(…)`
+   * frees at the end of the block.
+   */
   free() {
-    this.#inner?.free();
+    const inner = this.#inner;
     this.#inner = undefined;
+    if (inner !== undefined && !isDead()) inner.free();
   }
+}
+
+if (typeof Symbol.dispose === 'symbol') {
+  Object.defineProperty(DoomLoopMonitor.prototype, Symbol.dispose, {
+    value: function dispose() {
+      this.free();
+    },
+    writable: true,
+    configurable: true,
+  });
 }
 
 /**

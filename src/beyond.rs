@@ -204,24 +204,26 @@ pub(crate) struct FailureEntry {
 /// The opt-in detectors' state (persisted under `beyond`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct BeyondState {
-    pub(crate) cycles: Vec<(JsString, CycleEntry)>,
-    pub(crate) ledger: Vec<(JsString, LedgerEntry)>,
-    pub(crate) failures: Vec<(JsString, FailureEntry)>,
+    /// Per tool, in first-seen order (keyed: tool names are input, and a
+    /// linear scan per record would make a run quadratic in its tools).
+    pub(crate) cycles: ToolMap<CycleEntry>,
+    pub(crate) ledger: ToolMap<LedgerEntry>,
+    pub(crate) failures: ToolMap<FailureEntry>,
     pub(crate) spent: f64,
     pub(crate) spent_while_looping: f64,
     /// A verdict was issued since the last spend record.
     pub(crate) loop_suspected: bool,
 }
 
-fn slot<'a, T: Default>(list: &'a mut Vec<(JsString, T)>, tool: &JsString) -> &'a mut T {
-    let index = match list.iter().position(|(name, _)| name == tool) {
-        Some(i) => i,
-        None => {
-            list.push((tool.clone(), T::default()));
-            list.len() - 1
-        }
+/// Per-tool state in insertion order, O(1) by name.
+pub(crate) type ToolMap<T> = indexmap::IndexMap<JsString, T>;
+
+fn slot<'a, T: Default>(map: &'a mut ToolMap<T>, tool: &JsString) -> &'a mut T {
+    let index = match map.get_index_of(tool) {
+        Some(index) => index,
+        None => map.insert_full(tool.clone(), T::default()).0,
     };
-    &mut list[index].1
+    &mut map[index]
 }
 
 impl Default for LedgerEntry {
@@ -264,7 +266,7 @@ impl BeyondState {
 
     /// The cycle `tool` is in, counting the current round `current`.
     pub(crate) fn cycle(&self, tool: &JsString, current: &[JsString], max_period: usize) -> Option<(usize, f64)> {
-        let (_, entry) = self.cycles.iter().find(|(name, _)| name == tool)?;
+        let entry = self.cycles.get(tool)?;
         entry.cycle(&round_identity(current), max_period)
     }
 
@@ -371,7 +373,7 @@ impl BeyondState {
                 for (slot, run) in entry.runs.iter_mut().zip(runs) {
                     *slot = finite(Some(run)).unwrap_or(0.0);
                 }
-                state.cycles.push((tool.clone(), entry));
+                state.cycles.insert(tool.clone(), entry);
             }
         }
         for (tool, entry) in section("ledger").into_iter().flat_map(Object::iter) {
@@ -381,7 +383,7 @@ impl BeyondState {
                 field("input").and_then(Value::as_js_string),
                 finite(field("streak")).filter(|s| *s >= 1.0),
             ) {
-                state.ledger.push((
+                state.ledger.insert(
                     tool.clone(),
                     LedgerEntry {
                         outcome: outcome.clone(),
@@ -389,12 +391,12 @@ impl BeyondState {
                         streak,
                         inputs_varied: field("inputsVaried").is_some_and(Value::is_truthy),
                     },
-                ));
+                );
             }
         }
         for (tool, streak) in section("failures").into_iter().flat_map(Object::iter) {
             if let Some(streak) = finite(Some(streak)) {
-                state.failures.push((tool.clone(), FailureEntry { streak, round: None }));
+                state.failures.insert(tool.clone(), FailureEntry { streak, round: None });
             }
         }
         state.spent = object.get("spent").and_then(Value::as_f64).filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(0.0);
@@ -468,7 +470,7 @@ mod tests {
         let s = BeyondState::from_value(Some(&blob));
         assert!(s.cycles.is_empty(), "entries need history and runs");
         assert!(s.ledger.is_empty());
-        assert_eq!(s.failures, vec![(JsString::from("t"), FailureEntry { streak: 2.0, round: None })]);
+        assert_eq!(s.failures.into_iter().collect::<Vec<_>>(), vec![(JsString::from("t"), FailureEntry { streak: 2.0, round: None })]);
         assert_eq!(s.spent, 0.0);
     }
 }

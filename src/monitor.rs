@@ -24,6 +24,8 @@
 
 use std::sync::Arc;
 
+use indexmap::{IndexMap, IndexSet};
+
 use crate::beyond::{BeyondState, BUDGET, NO_PROGRESS, TOOL_CYCLE, TOOL_FAILURE};
 use crate::config::ResolvedConfig;
 use crate::error::Result;
@@ -171,27 +173,46 @@ pub struct DeclaredCall {
     pub key_material: Value,
 }
 
-/// Per-call counts: fingerprint → consecutive rounds, in insertion order.
+/// Per-call counts: fingerprint → consecutive rounds, in insertion order
+/// (the order `getState` persists, as the reference's object keeps it),
+/// keyed so that a wide round or a large restored blob stays linear.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct CallStreaks {
-    pub(crate) entries: Vec<(JsString, f64)>,
+    entries: IndexMap<JsString, f64>,
 }
 
 impl CallStreaks {
     pub(crate) fn get(&self, fingerprint: &JsString) -> Option<f64> {
-        self.entries
-            .iter()
-            .rev()
-            .find(|(k, _)| k == fingerprint)
-            .map(|(_, v)| *v)
+        self.entries.get(fingerprint).copied()
     }
 
     pub(crate) fn set(&mut self, fingerprint: &JsString, count: f64) {
-        match self.entries.iter_mut().find(|(k, _)| k == fingerprint) {
-            Some(slot) => slot.1 = count,
-            None => self.entries.push((fingerprint.clone(), count)),
+        match self.entries.get_mut(fingerprint) {
+            Some(slot) => *slot = count,
+            None => {
+                self.entries.insert(fingerprint.clone(), count);
+            }
         }
     }
+
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// `(fingerprint, count)` in insertion order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&JsString, f64)> {
+        self.entries.iter().map(|(k, v)| (k, *v))
+    }
+}
+
+/// True when the sorted set holds `fingerprint` (O(log n): a declared
+/// round may be wide).
+pub(crate) fn sorted_contains(set: &[JsString], fingerprint: &JsString) -> bool {
+    set.binary_search_by(|member| member.cmp_utf16(fingerprint)).is_ok()
 }
 
 /// One tool's streak entry: the persisted shape plus the run-local round
@@ -204,9 +225,13 @@ pub(crate) struct StreakEntry {
     pub(crate) round_fingerprints: Arc<[JsString]>,
     pub(crate) call_streaks: Option<CallStreaks>,
     round: Option<f64>,
-    /// Fingerprints already recorded this round (a round is narrow: a list).
-    seen_this_round: Vec<JsString>,
+    /// Fingerprints already recorded this round.
+    seen_this_round: IndexSet<JsString>,
     prior_round_fingerprints: Option<Arc<[JsString]>>,
+    /// Whether the prior set equals a given (shared, wide) set: every call
+    /// of a declared round compares against the same two sets, and
+    /// comparing them per call would make the round quadratic.
+    prior_match: Option<(Arc<[JsString]>, bool)>,
     prior_streak: f64,
     prior_call_streaks: CallStreaks,
 }
@@ -239,7 +264,7 @@ pub(crate) struct TextStreak {
 struct DeclaredRound {
     round: f64,
     /// Per tool, in declaration order.
-    fingerprints: Vec<(JsString, Arc<[JsString]>)>,
+    fingerprints: IndexMap<JsString, Arc<[JsString]>>,
 }
 
 /// The detector (the reference's `DoomLoopMonitor`).
@@ -258,8 +283,8 @@ struct DeclaredRound {
 #[derive(Clone, Debug)]
 pub struct DoomLoopMonitor {
     pub(crate) config: ResolvedConfig,
-    /// Per-tool entries in JS `Map` insertion order (tools are few: a list).
-    pub(crate) tools: Vec<(JsString, StreakEntry)>,
+    /// Per-tool entries in JS `Map` insertion order.
+    pub(crate) tools: IndexMap<JsString, StreakEntry>,
     pub(crate) text: Option<TextStreak>,
     pub(crate) escalations_used: f64,
     declared_round: Option<DeclaredRound>,
@@ -272,7 +297,7 @@ impl DoomLoopMonitor {
     pub fn new(config: ResolvedConfig) -> Self {
         DoomLoopMonitor {
             config,
-            tools: Vec::new(),
+            tools: IndexMap::new(),
             text: None,
             escalations_used: 0.0,
             declared_round: None,
@@ -291,14 +316,16 @@ impl DoomLoopMonitor {
     /// the error message) say which.
     pub fn declare_round(&mut self, round: f64, calls: &[DeclaredCall]) -> Vec<String> {
         let mut warnings = Vec::new();
-        let mut sets: Vec<(JsString, Vec<JsString>)> = Vec::new();
+        let mut sets: IndexMap<JsString, Vec<JsString>> = IndexMap::new();
         for call in calls {
             match fingerprint_tool_call(&call.tool_name, &call.key_material) {
                 Ok(fingerprint) => {
                     let fingerprint = JsString::from(fingerprint);
-                    match sets.iter_mut().find(|(tool, _)| *tool == call.tool_name) {
-                        Some((_, set)) => set.push(fingerprint),
-                        None => sets.push((call.tool_name.clone(), vec![fingerprint])),
+                    match sets.get_mut(&call.tool_name) {
+                        Some(set) => set.push(fingerprint),
+                        None => {
+                            sets.insert(call.tool_name.clone(), vec![fingerprint]);
+                        }
                     }
                 }
                 Err(error) => warnings.push(format!(
@@ -390,8 +417,8 @@ impl DoomLoopMonitor {
         round: f64,
         options: &RecordOptions,
     ) -> CallRecord {
-        let slot = self.tools.iter().position(|(name, _)| name == tool_name);
-        let previous = slot.map(|i| &mut self.tools[i].1);
+        let slot = self.tools.get_index_of(tool_name);
+        let previous = slot.map(|i| &mut self.tools[i]);
         let is_same_round = previous
             .as_ref()
             .is_some_and(|p| p.round.is_some_and(|r| r == round));
@@ -400,11 +427,10 @@ impl DoomLoopMonitor {
             .declared_round
             .as_ref()
             .filter(|d| d.round == round)
-            .and_then(|d| d.fingerprints.iter().find(|(tool, _)| tool == tool_name))
-            .map(|(_, set)| set);
-        let declared_member = declared.is_some_and(|set| set.contains(&fingerprint));
+            .and_then(|d| d.fingerprints.get(tool_name));
+        let declared_member = declared.is_some_and(|set| sorted_contains(set, &fingerprint));
 
-        let (prior_set, prior_streak, prior_call_streaks, mut seen, mut current_calls, kept_fingerprint) =
+        let (prior_set, prior_streak, prior_call_streaks, mut seen, mut current_calls, kept_fingerprint, mut prior_match) =
             match previous {
                 Some(p) if is_same_round => (
                     p.prior_round_fingerprints.take(),
@@ -413,31 +439,47 @@ impl DoomLoopMonitor {
                     std::mem::take(&mut p.seen_this_round),
                     p.call_streaks.take().unwrap_or_default(),
                     p.fingerprint.clone(),
+                    p.prior_match.take(),
                 ),
                 Some(p) => (
                     Some(p.round_fingerprints.clone()),
                     p.streak,
                     p.call_streaks.take().unwrap_or_default(),
-                    Vec::new(),
+                    IndexSet::new(),
                     CallStreaks::default(),
                     p.fingerprint.clone(),
+                    None,
                 ),
                 None => (
                     None,
                     0.0,
                     CallStreaks::default(),
-                    Vec::new(),
+                    IndexSet::new(),
                     CallStreaks::default(),
                     fingerprint.clone(),
+                    None,
                 ),
             };
         if let (Some(prior), false, Some(_)) = (&prior_set, is_same_round, self.config.beyond.cycles) {
             self.beyond.close_round(tool_name, prior);
         }
         let duplicate_in_round = seen.contains(&fingerprint);
-        let score = |set: &[JsString]| match &prior_set {
-            Some(prior) if **prior == *set => prior_streak + 1.0,
-            _ => 1.0,
+        if let Some(set) = declared {
+            if !prior_match.as_ref().is_some_and(|(cached, _)| Arc::ptr_eq(cached, set)) {
+                let equal = prior_set.as_ref().is_some_and(|prior| **prior == **set);
+                prior_match = Some((set.clone(), equal));
+            }
+        }
+        let score = |set: &[JsString]| {
+            let equal = match &prior_match {
+                Some((cached, equal)) if std::ptr::eq(cached.as_ptr(), set.as_ptr()) && cached.len() == set.len() => *equal,
+                _ => prior_set.as_ref().is_some_and(|prior| **prior == *set),
+            };
+            if equal {
+                prior_streak + 1.0
+            } else {
+                1.0
+            }
         };
         let call_streak = prior_call_streaks.get(&fingerprint).unwrap_or(0.0) + 1.0;
 
@@ -477,7 +519,7 @@ impl DoomLoopMonitor {
         };
 
         if !duplicate_in_round {
-            seen.push(fingerprint.clone());
+            seen.insert(fingerprint.clone());
         }
         current_calls.set(&fingerprint, call_streak);
         let entry = StreakEntry {
@@ -488,6 +530,7 @@ impl DoomLoopMonitor {
             round: Some(round),
             seen_this_round: seen,
             prior_round_fingerprints: prior_set,
+            prior_match,
             prior_streak,
             prior_call_streaks,
         };
@@ -658,8 +701,10 @@ impl DoomLoopMonitor {
 
     fn store_entry(&mut self, tool_name: &JsString, slot: Option<usize>, entry: StreakEntry) {
         match slot {
-            Some(i) => self.tools[i].1 = entry,
-            None => self.tools.push((tool_name.clone(), entry)),
+            Some(i) => self.tools[i] = entry,
+            None => {
+                self.tools.insert(tool_name.clone(), entry);
+            }
         }
     }
 

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use crate::js_string::JsString;
 use crate::json::{Object, Value};
-use crate::monitor::{CallStreaks, DoomLoopMonitor, StreakEntry, TextStreak};
+use crate::monitor::{sorted_contains, CallStreaks, DoomLoopMonitor, StreakEntry, TextStreak};
 
 /// The reference's warning for a blob that is not an object.
 pub const INVALID_STATE_WARNING: &str = "[DoomLoop] Ignoring invalid persisted doom-loop state";
@@ -109,9 +109,8 @@ fn entry_state(entry: &StreakEntry) -> Value {
     }
     if let Some(counts) = entry.call_streaks.as_ref().filter(|c| !reconstructible(entry, c)) {
         let counts = counts
-            .entries
             .iter()
-            .map(|(f, n)| (f.clone(), Value::Number(*n)))
+            .map(|(f, n)| (f.clone(), Value::Number(n)))
             .collect();
         object.insert(JsString::from("callStreaks"), Value::Object(Object::from_entries(counts)));
     }
@@ -121,11 +120,10 @@ fn entry_state(entry: &StreakEntry) -> Value {
 /// True when the per-call counts say nothing the set and streak do not:
 /// exactly the set's members, each at the round streak.
 fn reconstructible(entry: &StreakEntry, counts: &CallStreaks) -> bool {
-    counts.entries.len() == entry.round_fingerprints.len()
+    counts.len() == entry.round_fingerprints.len()
         && counts
-            .entries
             .iter()
-            .all(|(f, n)| entry.round_fingerprints.contains(f) && *n == entry.streak)
+            .all(|(f, n)| sorted_contains(&entry.round_fingerprints, f) && n == entry.streak)
 }
 
 /// `Object.entries(value)` for an object or array (`typeof` object), empty otherwise.
@@ -163,7 +161,7 @@ fn restore_entry(value: &Value) -> Option<StreakEntry> {
             }
         }
     }
-    if counts.entries.is_empty() {
+    if counts.is_empty() {
         // Omitted counts were reconstructible: every member at the round streak.
         for member in set.iter() {
             counts.set(member, streak);

@@ -181,6 +181,18 @@ fn io_str(io: &[u8], start: usize, len: usize) -> Option<&str> {
     std::str::from_utf8(io.get(start..start.checked_add(len)?)?).ok()
 }
 
+/// Test support, not API (the shim never calls it): traps the instance
+/// while the I/O buffer is borrowed, the state an out-of-memory abort in
+/// the middle of a record leaves — so the tests can prove that nothing
+/// answers after a trap without exhausting 4 GiB first.
+#[wasm_bindgen(js_name = __trapForTests)]
+pub fn trap_for_tests() {
+    IO.with(|io| {
+        let _held = io.try_borrow_mut();
+        std::process::abort()
+    })
+}
+
 /// `fingerprintToolCall` over the I/O buffer (tool name, then lowered key
 /// material): the fingerprint (64 hex digits) replaces the input at its
 /// start. `false` on any failure.
