@@ -29,6 +29,8 @@
 #![deny(missing_docs)]
 
 pub mod beyond;
+#[doc(hidden)]
+pub mod binding;
 pub mod canonical;
 pub mod config;
 pub mod conformance;
@@ -43,6 +45,8 @@ pub mod state;
 pub mod text;
 #[cfg(test)]
 mod test_rng;
+mod sort;
+mod whitespace;
 
 pub use canonical::{canonicalize, MAX_CANONICALIZE_DEPTH};
 pub use config::{resolve_doom_loop_option, ResolvedConfig, DEFAULT_MAX_ESCALATIONS};
