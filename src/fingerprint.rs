@@ -38,7 +38,7 @@ pub fn fingerprint_tool_call(tool_name: &JsString, key_material: &Value) -> Resu
 
 /// `toolName + "\n"` as the reference's `TextEncoder` encodes it (a lone
 /// surrogate as U+FFFD), with room for `room` more bytes of key material.
-fn call_prefix(tool_name: &JsString, room: usize) -> String {
+pub(crate) fn call_prefix(tool_name: &JsString, room: usize) -> String {
     let mut text = String::with_capacity(tool_name.as_bytes().len() + 1 + room);
     text.push_str(&tool_name.to_utf8_lossy());
     text.push('\n');
@@ -100,7 +100,7 @@ pub(crate) fn set_sha256_backend(backend: Sha256Backend) -> bool {
     BACKEND.set(backend).is_ok()
 }
 
-fn digest(bytes: &[u8]) -> [u8; 32] {
+pub(crate) fn digest(bytes: &[u8]) -> [u8; 32] {
     if bytes.len() >= BACKEND_THRESHOLD {
         if let Some(digest) = BACKEND.get().and_then(|backend| backend(bytes)) {
             return digest;
