@@ -111,7 +111,7 @@ fn write_canonical(value: &Value, depth: usize, out: &mut String) -> Result<()> 
 }
 
 /// Canonical JSON of a value given in the binding's lowered text form (see
-/// [`crate::json::parse_lowered`]): the same answer, and the same errors, as
+/// `parse_lowered`): the same answer, and the same errors, as
 /// `canonicalize(&parse_lowered(text)?)`.
 ///
 /// The common case — key material that is plain JSON, as `JSON.stringify`
@@ -123,13 +123,13 @@ fn write_canonical(value: &Value, depth: usize, out: &mut String) -> Result<()> 
 /// decides errors and their order.
 ///
 /// # Errors
-/// As [`crate::json::parse_lowered`] and [`canonicalize`].
+/// As `parse_lowered` and [`canonicalize`].
 ///
 /// ```
-/// use doom_loop::canonical::canonicalize_lowered;
+/// use doom_loop::binding::canonicalize_lowered;
 /// assert_eq!(canonicalize_lowered(r#"{"b":[1.50,undefined,hole],"a":undefined}"#).unwrap(), r#"{"b":[1.5,null,]}"#);
 /// ```
-pub fn canonicalize_lowered(text: &str) -> Result<String> {
+pub(crate) fn canonicalize_lowered(text: &str) -> Result<String> {
     let mut out = String::with_capacity(text.len());
     canonicalize_lowered_into(text, &mut out)?;
     Ok(out)
@@ -140,7 +140,7 @@ pub fn canonicalize_lowered(text: &str) -> Result<String> {
 ///
 /// # Errors
 /// As [`canonicalize_lowered`].
-pub fn canonicalize_lowered_into(text: &str, out: &mut String) -> Result<()> {
+pub(crate) fn canonicalize_lowered_into(text: &str, out: &mut String) -> Result<()> {
     let mark = out.len();
     if Direct::new(text).document(out).is_some() {
         return Ok(());

@@ -7,7 +7,7 @@
 //! canonical JSON is always well-formed (it escapes lone surrogates).
 //!
 //! The digest is computed here (sha2) unless the host registered a faster
-//! SHA-256 with [`set_sha256_backend`] — Node, Bun and Deno have a native,
+//! SHA-256 with `set_sha256_backend` — Node, Bun and Deno have a native,
 //! hardware-accelerated one that the wasm build would otherwise re-do in
 //! software. Only large inputs use it (a call across the boundary costs
 //! more than hashing a few blocks); the bytes hashed are the same either way.
@@ -38,7 +38,7 @@ pub fn fingerprint_tool_call(tool_name: &JsString, key_material: &Value) -> Resu
 
 /// `toolName + "\n"` as the reference's `TextEncoder` encodes it (a lone
 /// surrogate as U+FFFD), with room for `room` more bytes of key material.
-fn call_prefix(tool_name: &JsString, room: usize) -> String {
+pub(crate) fn call_prefix(tool_name: &JsString, room: usize) -> String {
     let mut text = String::with_capacity(tool_name.as_bytes().len() + 1 + room);
     text.push_str(&tool_name.to_utf8_lossy());
     text.push('\n');
@@ -56,18 +56,12 @@ pub fn fingerprint_key_material(key_material: &Value) -> Result<String> {
 }
 
 /// [`fingerprint_tool_call`] over key material in the binding's lowered
-/// text form (see [`crate::json::parse_lowered`]), canonicalized straight
-/// from the text when it is plain JSON ([`crate::canonical::canonicalize_lowered`]).
+/// text form (see [`crate::binding`]), canonicalized straight from the
+/// text when it is plain JSON.
 ///
 /// # Errors
-/// As [`crate::canonical::canonicalize_lowered`].
-///
-/// ```
-/// use doom_loop::{fingerprint::fingerprint_lowered_tool_call, JsString};
-/// let fp = fingerprint_lowered_tool_call(&JsString::from("list_tasks"), "{ }").unwrap();
-/// assert_eq!(fp, "b84a3e324e9dc95335f72cfee5e5898465349be72cb1348fe7927c49c8d65d92");
-/// ```
-pub fn fingerprint_lowered_tool_call(tool_name: &JsString, key_material: &str) -> Result<String> {
+/// As `canonicalize_lowered`.
+pub(crate) fn fingerprint_lowered_tool_call(tool_name: &JsString, key_material: &str) -> Result<String> {
     let mut text = call_prefix(tool_name, key_material.len());
     canonicalize_lowered_into(key_material, &mut text)?;
     Ok(sha256_hex(text.as_bytes()))
@@ -77,7 +71,7 @@ pub fn fingerprint_lowered_tool_call(tool_name: &JsString, key_material: &str) -
 ///
 /// # Errors
 /// As [`fingerprint_lowered_tool_call`].
-pub fn fingerprint_lowered_key_material(key_material: &str) -> Result<String> {
+pub(crate) fn fingerprint_lowered_key_material(key_material: &str) -> Result<String> {
     let mut text = String::with_capacity(key_material.len());
     canonicalize_lowered_into(key_material, &mut text)?;
     Ok(sha256_hex(text.as_bytes()))
@@ -92,7 +86,7 @@ pub fn fingerprint_string(s: &JsString) -> String {
 }
 
 /// A host SHA-256: the digest of the bytes, or `None` to fall back to sha2.
-pub type Sha256Backend = fn(&[u8]) -> Option<[u8; 32]>;
+pub(crate) type Sha256Backend = fn(&[u8]) -> Option<[u8; 32]>;
 
 static BACKEND: OnceLock<Sha256Backend> = OnceLock::new();
 
@@ -102,11 +96,11 @@ const BACKEND_THRESHOLD: usize = 16 * 1024;
 /// Registers a host SHA-256 for large inputs (once; later calls are
 /// ignored and return `false`). It must compute SHA-256: fingerprints are
 /// a cross-port contract.
-pub fn set_sha256_backend(backend: Sha256Backend) -> bool {
+pub(crate) fn set_sha256_backend(backend: Sha256Backend) -> bool {
     BACKEND.set(backend).is_ok()
 }
 
-fn digest(bytes: &[u8]) -> [u8; 32] {
+pub(crate) fn digest(bytes: &[u8]) -> [u8; 32] {
     if bytes.len() >= BACKEND_THRESHOLD {
         if let Some(digest) = BACKEND.get().and_then(|backend| backend(bytes)) {
             return digest;

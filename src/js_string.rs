@@ -356,10 +356,18 @@ impl fmt::Display for JsString {
 }
 
 impl fmt::Debug for JsString {
+    /// Quoted like `str`'s `Debug`, with each lone surrogate as `\u{d800}`
+    /// (so two strings that print alike are equal).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut quoted = String::new();
-        crate::json::write_json_string(self, &mut quoted);
-        f.write_str(&quoted)
+        use fmt::Write;
+        f.write_char('"')?;
+        for code_point in self.code_points() {
+            match char::from_u32(code_point) {
+                Some(c) => write!(f, "{}", c.escape_debug())?,
+                None => write!(f, "\\u{{{code_point:x}}}")?,
+            }
+        }
+        f.write_char('"')
     }
 }
 

@@ -11,7 +11,7 @@
 //! insertion order). serde_json can do none of the first three.
 //!
 //! The wasm binding hands JS values over in a *lowered* form of the same
-//! syntax ([`parse_lowered`]) that adds the JS-only values key material can
+//! syntax (`parse_lowered`) that adds the JS-only values key material can
 //! hold — `undefined`, `NaN`, `±Infinity`, bigints, array holes and cycles —
 //! so that canonicalization, not the binding, decides what each one means.
 //!
@@ -21,6 +21,8 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::js_string::JsString;
+// Re-exported for the modules that sort alongside JSON handling.
+pub(crate) use crate::sort::{sorted, sorted_indices};
 
 /// Deepest nesting [`parse`] accepts. Far above the 64 levels
 /// canonicalization allows, so every value the reference can fingerprint
@@ -157,7 +159,7 @@ impl Value {
 /// JS `StringToNumber`: trimmed decimal, `0x`/`0o`/`0b` integers,
 /// `Infinity`; empty is 0; anything else NaN.
 pub fn string_to_number(s: &str) -> f64 {
-    let trimmed = s.trim_matches(|c: char| crate::text::is_js_whitespace(c as u32));
+    let trimmed = s.trim_matches(|c: char| crate::whitespace::is_js_whitespace(c as u32));
     if trimmed.is_empty() {
         return 0.0;
     }
@@ -319,55 +321,6 @@ impl FromIterator<(JsString, Value)> for Object {
     }
 }
 
-/// Positions `0..len` in the order `cmp` gives them (stable). Every sort in
-/// the crate goes through this one function, a small merge sort, so the
-/// wasm module carries one short sorting routine instead of the standard
-/// library's large ones, once per element type.
-pub(crate) fn sorted_indices(len: usize, cmp: &dyn Fn(usize, usize) -> std::cmp::Ordering) -> Vec<usize> {
-    const RUN: usize = 8;
-    let greater = |a: usize, b: usize| cmp(a, b) == std::cmp::Ordering::Greater;
-    let mut order: Vec<usize> = (0..len).collect();
-    for run in order.chunks_mut(RUN) {
-        for i in 1..run.len() {
-            let mut j = i;
-            while j > 0 && greater(run[j - 1], run[j]) {
-                run.swap(j - 1, j);
-                j -= 1;
-            }
-        }
-    }
-    let mut merged = vec![0; len];
-    let mut width = RUN;
-    while width < len {
-        for (start, out) in (0..len).step_by(2 * width).zip(merged.chunks_mut(2 * width)) {
-            let mid = (start + width).min(len);
-            let (mut left, mut right) = (&order[start..mid], &order[mid..start + out.len()]);
-            for slot in out {
-                // Ties take the left run first: the sort is stable.
-                let from_right = match (left.first(), right.first()) {
-                    (Some(&l), Some(&r)) => greater(l, r),
-                    (None, _) => true,
-                    _ => false,
-                };
-                let source = if from_right { &mut right } else { &mut left };
-                *slot = source[0];
-                *source = &source[1..];
-            }
-        }
-        std::mem::swap(&mut order, &mut merged);
-        width *= 2;
-    }
-    order
-}
-
-/// `items` sorted by `cmp` (stable).
-pub(crate) fn sorted<T: Clone>(items: &[T], cmp: &dyn Fn(&T, &T) -> std::cmp::Ordering) -> Vec<T> {
-    sorted_indices(items.len(), &|a, b| cmp(&items[a], &items[b]))
-        .into_iter()
-        .map(|i| items[i].clone())
-        .collect()
-}
-
 /// A canonical array index (`"0"`, `"17"`, up to 2³²−2), which JS orders
 /// before every other own key.
 fn array_index(key: &[u8]) -> Option<u32> {
@@ -460,13 +413,13 @@ pub fn parse_js(text: &JsString) -> Result<Value> {
     Parser::new(text.as_bytes(), false).parse_document()
 }
 
-/// Parses the binding's lowered form of a JS value: JSON plus the bare words
+/// Parses the binding's lowered form of a JS value ([`crate::binding`]): JSON plus the bare words
 /// `undefined`, `NaN`, `Infinity`, `-Infinity`, `bigint`, `hole` (array
 /// elements only) and `circular`.
 ///
 /// # Errors
 /// As [`parse`].
-pub fn parse_lowered(text: &str) -> Result<Value> {
+pub(crate) fn parse_lowered(text: &str) -> Result<Value> {
     Parser::new(text.as_bytes(), true).parse_document()
 }
 
@@ -1046,18 +999,6 @@ mod tests {
         }
         let busy = le_word(&[0x80, 0xFF, 0x7F, 0x21, 0x5B, 0x5D, 0xC3, 0xEE]);
         assert!(!may_stop_string(busy) && !may_need_escape(busy));
-    }
-
-    #[test]
-    fn sorted_indices_is_a_stable_sort() {
-        let mut rng = crate::test_rng::XorShift(0x9E37_79B9_7F4A_7C15);
-        for len in [0, 1, 2, 7, 8, 9, 16, 17, 100, 1000] {
-            let keys: Vec<usize> = (0..len).map(|_| rng.below(10)).collect();
-            let order = sorted_indices(len, &|a, b| keys[a].cmp(&keys[b]));
-            let mut expected: Vec<usize> = (0..len).collect();
-            expected.sort_by_key(|&i| keys[i]);
-            assert_eq!(order, expected, "len {len}");
-        }
     }
 
     #[test]

@@ -29,10 +29,14 @@
 #![deny(missing_docs)]
 
 pub mod beyond;
+#[doc(hidden)]
+pub mod binding;
 pub mod canonical;
 pub mod config;
 pub mod conformance;
 pub mod error;
+#[cfg(feature = "serde_json")]
+pub mod interop;
 pub mod fingerprint;
 pub mod js_string;
 pub mod json;
@@ -43,14 +47,22 @@ pub mod state;
 pub mod text;
 #[cfg(test)]
 mod test_rng;
+mod idiomatic;
+#[cfg(feature = "serde")]
+mod serde_impls;
+mod sort;
+mod typed_state;
+mod whitespace;
 
 pub use canonical::{canonicalize, MAX_CANONICALIZE_DEPTH};
 pub use config::{resolve_doom_loop_option, ResolvedConfig, DEFAULT_MAX_ESCALATIONS};
 pub use error::{Error, ErrorKind, Result};
 pub use fingerprint::{fingerprint_key_material, fingerprint_tool_call};
+pub use idiomatic::{key_material_digest, tool_call_digest, Detector, ParseNameError, RoundNumber};
 pub use js_string::JsString;
 pub use json::Value;
 pub use ladder::{resolve_ladder_action, Action, DEFAULT_LADDER};
 pub use loop_key::{resolve_loop_key_material, LoopKey, LoopKeyResolution};
 pub use monitor::{CallRecord, DeclaredCall, DoomLoopMonitor, RecordOptions, Verdict};
 pub use text::{detect_text_repetition, TextRepetition};
+pub use typed_state::{DoomLoopState, StreakState, ToolState};

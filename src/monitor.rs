@@ -142,7 +142,7 @@ impl RecordOptions {
 
     /// Options from a JS options object: `allowBlock ?? true` (by
     /// truthiness), `detector ?? "tool-fingerprint"`.
-    pub fn from_js(options: Option<&Value>) -> Self {
+    pub(crate) fn from_js(options: Option<&Value>) -> Self {
         let defaults = RecordOptions::default();
         let object = options.and_then(Value::as_object);
         let get = |name: &str| {
@@ -394,12 +394,12 @@ impl DoomLoopMonitor {
 
     /// [`DoomLoopMonitor::record_tool_call`] over key material in the
     /// binding's lowered text form, fingerprinted without building a value
-    /// tree ([`crate::fingerprint::fingerprint_lowered_tool_call`]).
+    /// tree.
     ///
     /// # Errors
-    /// As [`crate::canonical::canonicalize_lowered`]; the monitor's state is
+    /// As `canonicalize_lowered`; the monitor's state is
     /// unchanged then.
-    pub fn record_lowered_call(
+    pub(crate) fn record_lowered_call(
         &mut self,
         tool_name: &JsString,
         key_material: &str,

@@ -72,34 +72,7 @@ pub struct TextRepetition {
     pub sample: JsString,
 }
 
-/// True for the code points JavaScript's `\s` and `String.prototype.trim`
-/// treat as whitespace (ECMAScript WhiteSpace and LineTerminator).
-///
-/// This differs from Rust's [`char::is_whitespace`]: U+FEFF is included and
-/// U+0085 is not. U+180E and U+200B are not whitespace either, and neither
-/// is any surrogate.
-///
-/// ```
-/// use doom_loop::text::is_js_whitespace;
-/// assert!(is_js_whitespace(0xFEFF));
-/// assert!(!is_js_whitespace(0x85));
-/// ```
-pub fn is_js_whitespace(code_point: u32) -> bool {
-    matches!(
-        code_point,
-        0x09..=0x0D
-            | 0x20
-            | 0xA0
-            | 0x1680
-            | 0x2000..=0x200A
-            | 0x2028
-            | 0x2029
-            | 0x202F
-            | 0x205F
-            | 0x3000
-            | 0xFEFF
-    )
-}
+pub use crate::whitespace::is_js_whitespace;
 
 /// `text.replace(/\s+/g, ' ').trim()`: every run of JS whitespace becomes a
 /// single space and none is left at either end.
@@ -402,7 +375,7 @@ fn reversed_z_function(tokens: &[&[u8]], last_period: usize) -> Vec<usize> {
 /// which keeps a hash table out of the wasm build).
 fn intern<'a>(tokens: impl Iterator<Item = &'a [u8]>) -> Vec<usize> {
     let tokens: Vec<&[u8]> = tokens.collect();
-    let order = crate::json::sorted_indices(tokens.len(), &|a, b| tokens[a].cmp(tokens[b]));
+    let order = crate::sort::sorted_indices(tokens.len(), &|a, b| tokens[a].cmp(tokens[b]));
     let mut ids = vec![0usize; tokens.len()];
     let mut id = 0;
     for (rank, &index) in order.iter().enumerate() {
@@ -731,9 +704,7 @@ fn whitespace_len_at(bytes: &[u8], pos: usize) -> usize {
     }
 }
 
-#[cfg(any(test, feature = "naive-reference"))]
-#[doc(hidden)]
-pub mod naive;
+pub(crate) mod naive;
 
 #[cfg(test)]
 mod tests {

@@ -174,7 +174,7 @@ fn lowered_text() -> impl Strategy<Value = String> {
 
 /// The tree path: what `canonicalize_lowered` must always equal.
 fn canonical_by_tree(text: &str) -> doom_loop::Result<String> {
-    canonicalize(&doom_loop::json::parse_lowered(text)?)
+    canonicalize(&doom_loop::binding::parse_lowered(text)?)
 }
 
 proptest! {
@@ -222,20 +222,20 @@ proptest! {
 
     #[test]
     fn direct_canonicalizer_equals_the_tree_path(text in lowered_text()) {
-        prop_assert_eq!(doom_loop::canonical::canonicalize_lowered(&text), canonical_by_tree(&text), "{}", text);
+        prop_assert_eq!(doom_loop::binding::canonicalize_lowered(&text), canonical_by_tree(&text), "{}", text);
     }
 
     #[test]
     fn direct_canonicalizer_equals_the_tree_path_on_json(v in value(), seed in any::<u64>()) {
         let text = to_json(&shuffled(&v, seed));
-        prop_assert_eq!(doom_loop::canonical::canonicalize_lowered(&text), canonical_by_tree(&text));
+        prop_assert_eq!(doom_loop::binding::canonicalize_lowered(&text), canonical_by_tree(&text));
     }
 
     #[test]
     fn parser_never_panics_on_arbitrary_text(s in "\\PC{0,64}") {
         let _ = parse(&s);
-        let _ = doom_loop::json::parse_lowered(&s);
-        prop_assert_eq!(doom_loop::canonical::canonicalize_lowered(&s), canonical_by_tree(&s));
+        let _ = doom_loop::binding::parse_lowered(&s);
+        prop_assert_eq!(doom_loop::binding::canonicalize_lowered(&s), canonical_by_tree(&s));
     }
 }
 

@@ -26,7 +26,8 @@
 
 use std::sync::OnceLock;
 
-use doom_loop::json::{parse, parse_lowered, to_json, Object};
+use doom_loop::binding::parse_lowered;
+use doom_loop::json::{parse, to_json, Object};
 use doom_loop::ladder::{resolve_ladder_action, LadderOptions};
 use doom_loop::{
     resolve_doom_loop_option, DeclaredCall, DoomLoopMonitor, JsString, RecordOptions,

@@ -11,10 +11,12 @@
 //! crate only converts, and never unwraps: every failure becomes a JS
 //! `Error` (or `TypeError`) through the one conversion below.
 
-use doom_loop::canonical::canonicalize_lowered;
+use doom_loop::binding::{
+    canonicalize_lowered, fingerprint_lowered_key_material, fingerprint_lowered_tool_call, parse_lowered,
+    set_sha256_backend, JsRecordOptions, LoweredCalls,
+};
 use doom_loop::config::{resolve_doom_loop_option, ResolvedConfig};
-use doom_loop::fingerprint::{fingerprint_lowered_key_material, fingerprint_lowered_tool_call};
-use doom_loop::json::{parse_lowered, to_json, write_json_string, Value};
+use doom_loop::json::{to_json, write_json_string, Value};
 use doom_loop::ladder::{Ladder, LadderOptions};
 use doom_loop::loop_key::{resolve_loop_key_material, LoopKey, LoopKeyResolution};
 use doom_loop::monitor::{DeclaredCall, RecordOptions};
@@ -57,7 +59,7 @@ thread_local! {
 #[wasm_bindgen(js_name = setHostSha256)]
 pub fn set_host_sha256(sha256: js_sys::Function) {
     HOST_SHA256.with(|slot| *slot.borrow_mut() = Some(sha256));
-    doom_loop::fingerprint::set_sha256_backend(host_sha256);
+    set_sha256_backend(host_sha256);
 }
 
 fn host_sha256(bytes: &[u8]) -> Option<[u8; 32]> {
