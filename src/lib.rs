@@ -39,6 +39,7 @@ pub mod json;
 pub mod ladder;
 pub mod loop_key;
 pub mod monitor;
+pub mod outcome;
 pub mod state;
 pub mod text;
 #[cfg(test)]
