@@ -280,3 +280,72 @@ fn restore_entry(fingerprint: &JsString, entry: &Value) -> Option<OutcomeEntry> 
         round: object.get("round").and_then(Value::as_f64).filter(|n| n.is_finite()),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::{parse, to_json};
+
+    #[test]
+    fn digit_runs_mask_to_one_zero_in_strings_keys_and_numbers() {
+        let v = parse(r#"{"took 12ms":"pid 4411 at 0x7f3a","n":3.5,"list":["v1.2.10",true]}"#).unwrap();
+        assert_eq!(
+            to_json(&mask_digits(&v)),
+            r#"{"took 0ms":"pid 0 at 0x0f0a","n":0,"list":["v0.0.0",true]}"#
+        );
+    }
+
+    #[test]
+    fn options_read_true_objects_and_clamp_recent() {
+        assert_eq!(OutcomeConfig::from_option(&Value::Bool(true)), Some(OutcomeConfig::default()));
+        assert_eq!(OutcomeConfig::from_option(&Value::Bool(false)), None);
+        assert_eq!(OutcomeConfig::from_option(&parse("1").unwrap()), None);
+        let c = OutcomeConfig::from_option(&parse(r#"{"recent":99,"maskDigits":1}"#).unwrap()).unwrap();
+        assert_eq!((c.recent, c.mask_digits), (MAX_RECENT, true));
+        let c = OutcomeConfig::from_option(&parse(r#"{"recent":0}"#).unwrap()).unwrap();
+        assert_eq!(c.recent, OutcomeConfig::default().recent);
+    }
+
+    #[test]
+    fn a_late_result_restarts_the_run_at_its_own_call() {
+        let mut s = OutcomeState::default();
+        let (t, f) = (JsString::from("t"), JsString::from("f"));
+        assert_eq!(s.streak(&t, &f, 1.0, 1.0), 1.0);
+        s.record(&t, &f, JsString::from("A"), 1.0, 2);
+        assert_eq!(s.streak(&t, &f, 2.0, 2.0), 2.0);
+        assert_eq!(s.streak(&t, &f, 3.0, 3.0), 3.0);
+        // Round 2's result arrives after round 3's call: round 2 is the first.
+        assert!(s.record(&t, &f, JsString::from("B"), 2.0, 2));
+        assert_eq!(s.streak(&t, &f, 4.0, 4.0), 3.0);
+    }
+
+    #[test]
+    fn restore_bounds_lists_and_drops_malformed_entries() {
+        let recent: Vec<String> = (0..20).map(|i| format!("\"r{i}\"")).collect();
+        let mut tools = String::from("{\"t\":{");
+        for i in 0..40 {
+            tools.push_str(&format!("\"f{i}\":{{\"recent\":[{}],\"base\":9,\"last\":4}},", recent.join(",")));
+        }
+        tools.push_str("\"bad\":{\"recent\":\"x\",\"last\":1},\"neg\":{\"recent\":[],\"base\":0,\"last\":-1}},\"u\":7}");
+        let s = OutcomeState::from_value(Some(&parse(&tools).unwrap()));
+        assert_eq!(s.tools.len(), 1);
+        let entries = &s.tools[0].1;
+        assert_eq!(entries.len(), MAX_FINGERPRINTS);
+        assert_eq!(entries[0].fingerprint, JsString::from("f8"), "the oldest go first");
+        assert!(entries.iter().all(|e| e.recent.len() == MAX_RECENT && e.base == 4.0 && e.last == 4.0));
+        assert_eq!(entries[0].recent[0], JsString::from("r12"));
+    }
+
+    #[test]
+    fn state_round_trips_through_its_value() {
+        let mut s = OutcomeState::default();
+        let (t, f) = (JsString::from("t"), JsString::from("f"));
+        s.streak(&t, &f, 1.0, 1.0);
+        s.record(&t, &f, JsString::from("A"), 1.0, 2);
+        s.streak(&t, &f, 2.0, 2.0);
+        s.record(&t, &f, JsString::from("B"), 2.0, 2);
+        let value = s.to_value().unwrap();
+        assert_eq!(OutcomeState::from_value(Some(&value)), s);
+        assert_eq!(OutcomeState::default().to_value(), None);
+    }
+}
