@@ -276,7 +276,7 @@ impl BeyondState {
     /// A result of `tool` was new (outcome-aware streaks): a cycle through
     /// calls whose results move is progress, so its evidence restarts.
     pub(crate) fn progress(&mut self, tool: &JsString) {
-        self.cycles.retain(|(name, _)| name != tool);
+        self.cycles.retain(|name, _| name != tool);
     }
 
     /// The cycle `tool` is in, counting the current round `current`.
