@@ -354,7 +354,13 @@ export class DoomLoopMonitor {
       }
     }
     this.#declared = true;
-    warnAll(monitor.declareRound(this.#roundKey(round), `[${lowered.join(',')}]`));
+    const key = this.#roundKey(round);
+    const warnings = JSON.parse(monitor.declareRound(key, `[${lowered.join(',')}]`));
+    for (const warning of warnings) {
+      // The core names the round by its number; a round that is not one
+      // is named as the reference's template literal would name it.
+      console.warn(typeof round === 'number' ? warning : warning.replace(` round ${key};`, ` round ${String(round)};`));
+    }
   }
 
   async declareRound(round, calls) {
