@@ -31,6 +31,13 @@
 //!   `text::detect_text_repetition` alone. Throughput is the text size for
 //!   all three (`detect_text_repetition` only reads the last 25,600 UTF-16
 //!   code units, so its figure is nominal).
+//! - `streak_bookkeeping`: the paths a state blob or a wide round could make
+//!   quadratic (issue 12). `restore_1mb`: a ~1.1 MB blob whose one tool has
+//!   100,000 `callStreaks` keys, parsed and restored on a fresh monitor;
+//!   `round_40k`: one tool called with 40,000 distinct arguments in one
+//!   round, then one more round of the same. Each beside `baseline_*`, the
+//!   reference's algorithm over std hash maps (serde_json for the blob, the
+//!   naive canonicalizer + sha2 for fingerprints), for an in-run ratio.
 
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -424,11 +431,131 @@ fn fixture_sizes() {
     );
 }
 
+
+// --- streak bookkeeping at scale (issue 12) --------------------------------
+
+fn restore_blob() -> String {
+    let mut text = String::from(r#"{"tools":{"t":{"fingerprint":"f0","streak":2,"callStreaks":{"#);
+    for i in 0..100_000 {
+        if i > 0 {
+            text.push(',');
+        }
+        write!(text, r#""f{i}":2"#).unwrap();
+    }
+    text.push_str("}}}}");
+    text
+}
+
+/// The reference's `restore`, over std maps: entries validated, counts
+/// floored, insertion order kept by a Vec beside the index.
+fn baseline_restore(text: &str) -> usize {
+    let blob: serde_json::Value = serde_json::from_str(text).unwrap();
+    let mut tools: std::collections::HashMap<String, (f64, Vec<(String, f64)>)> = Default::default();
+    for (name, entry) in blob["tools"].as_object().unwrap() {
+        let mut counts = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for (call, n) in entry["callStreaks"].as_object().unwrap() {
+            let n = n.as_f64().unwrap();
+            if n.is_finite() && n >= 1.0 && seen.insert(call.clone()) {
+                counts.push((call.clone(), n.floor()));
+            }
+        }
+        tools.insert(name.clone(), (entry["streak"].as_f64().unwrap().floor().clamp(1.0, 1e6), counts));
+    }
+    tools.len()
+}
+
+/// The reference's per-record bookkeeping over std maps: a tool map, a set
+/// per round, per-call counts, sets compared member by member.
+#[derive(Default)]
+struct BaselineMonitor {
+    tools: std::collections::HashMap<String, BaselineEntry>,
+}
+
+#[derive(Default)]
+struct BaselineEntry {
+    round: u32,
+    set: Vec<String>,
+    streak: f64,
+    prior_set: Vec<String>,
+    prior_streak: f64,
+    seen: std::collections::HashSet<String>,
+    calls: std::collections::HashMap<String, f64>,
+    prior_calls: std::collections::HashMap<String, f64>,
+}
+
+impl BaselineMonitor {
+    fn record(&mut self, tool: &str, args: &serde_json::Value, round: u32) -> f64 {
+        let fp = baseline_fingerprint(tool, args);
+        let entry = self.tools.entry(tool.to_string()).or_default();
+        if entry.round != round {
+            entry.prior_set = std::mem::take(&mut entry.set);
+            entry.prior_streak = entry.streak;
+            entry.prior_calls = std::mem::take(&mut entry.calls);
+            entry.seen.clear();
+            entry.round = round;
+        }
+        entry.seen.insert(fp.clone());
+        let set = vec![fp.clone()];
+        let streak = if entry.prior_set == set { entry.prior_streak + 1.0 } else { 1.0 };
+        let call = entry.prior_calls.get(&fp).copied().unwrap_or(0.0) + 1.0;
+        entry.calls.insert(fp, call);
+        entry.set = set;
+        entry.streak = streak;
+        streak.max(call)
+    }
+}
+
+fn bench_streak_bookkeeping(c: &mut Criterion) {
+    let blob = restore_blob();
+    let mut group = c.benchmark_group("streak_bookkeeping");
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_secs(1));
+    group.measurement_time(Duration::from_secs(3));
+    group.throughput(Throughput::Bytes(blob.len() as u64));
+    group.bench_function("restore_1mb", |b| {
+        b.iter(|| {
+            let mut monitor = DoomLoopMonitor::new(ResolvedConfig::default());
+            black_box(monitor.restore(&parse(black_box(&blob)).unwrap()));
+            monitor
+        })
+    });
+    group.bench_function("baseline_restore_1mb", |b| b.iter(|| baseline_restore(black_box(&blob))));
+    const N: usize = 40_000;
+    let args: Vec<Value> = (0..N).map(|i| parse(&format!(r#"{{"i":{i}}}"#)).unwrap()).collect();
+    let serde_args: Vec<serde_json::Value> = (0..N).map(|i| serde_json::json!({ "i": i })).collect();
+    let tool = JsString::from("t");
+    group.throughput(Throughput::Elements(2 * N as u64));
+    group.bench_function("round_40k", |b| {
+        b.iter(|| {
+            let mut monitor = DoomLoopMonitor::new(ResolvedConfig::default());
+            for round in 1..=2 {
+                for a in &args {
+                    black_box(monitor.record_tool_call(&tool, a, round as f64, &RecordOptions::default()).unwrap());
+                }
+            }
+            monitor
+        })
+    });
+    group.bench_function("baseline_round_40k", |b| {
+        b.iter(|| {
+            let mut monitor = BaselineMonitor::default();
+            for round in 1..=2 {
+                for a in &serde_args {
+                    black_box(monitor.record("t", a, round));
+                }
+            }
+        })
+    });
+    group.finish();
+}
+
 fn bench_all(c: &mut Criterion) {
     fixture_sizes();
     bench_canonicalize_fingerprint(c);
     bench_record_tool_call(c);
     bench_record_assistant_text(c);
+    bench_streak_bookkeeping(c);
 }
 
 criterion_group!(benches, bench_all);

@@ -234,46 +234,58 @@ function isValidStreak(value) {
 /**
  * What the reference's `restore` reads from a blob, read as it reads it
  * (inherited fields included, getters and proxies met in its order, nothing
- * else touched), as plain JSON for the core, which validates and clamps.
+ * else touched), written straight to JSON text for the core, which
+ * validates and clamps. Text, not an object: a blob is input, and building
+ * a 100k-key dictionary first would double the cost of a large one.
  */
 function projectState(state, withBeyond) {
   if (typeof state !== 'object' || state === null || Array.isArray(state)) return 'null';
-  const out = {};
-  const tools = Object.create(null);
+  let json = '{"tools":{';
   const candidateTools = state.tools;
   if (typeof candidateTools === 'object' && candidateTools !== null) {
+    let first = true;
     for (const [name, entry] of Object.entries(candidateTools)) {
-      if (isValidStreak(entry)) tools[name] = projectEntry(entry);
+      if (!isValidStreak(entry)) continue;
+      json += (first ? '' : ',') + JSON.stringify(name) + ':' + projectEntry(entry);
+      first = false;
     }
   }
-  out.tools = tools;
+  json += '}';
   const text = state.text;
-  if (isValidStreak(text)) out.text = { fingerprint: state.text.fingerprint, streak: state.text.streak };
+  if (isValidStreak(text)) {
+    json += `,"text":{"fingerprint":${JSON.stringify(state.text.fingerprint)},"streak":${numberJson(state.text.streak)}}`;
+  }
   const used = state.escalationsUsed;
-  if (typeof used === 'number' && Number.isFinite(used)) out.escalationsUsed = used;
-  const json = JSON.stringify(out);
+  if (typeof used === 'number' && Number.isFinite(used)) json += `,"escalationsUsed":${used}`;
   // The opt-in detectors' state is read only by a monitor that runs them.
-  if (!withBeyond || state.beyond === undefined) return json;
-  return `${json.slice(0, -1)},"beyond":${lower(state.beyond)}}`;
+  if (withBeyond && state.beyond !== undefined) json += `,"beyond":${lower(state.beyond)}`;
+  return json + '}';
 }
 
+/** A number as JSON; anything else (a getter that changed its mind) as null, which the core rejects. */
+const numberJson = (value) => (typeof value === 'number' && Number.isFinite(value) ? String(value) : 'null');
+
 function projectEntry(entry) {
+  let json = '{';
   const rounds = entry.roundFingerprints;
-  const projected = {};
   if (Array.isArray(rounds) && rounds.length > 1 && rounds.every((value) => typeof value === 'string')) {
-    projected.roundFingerprints = [...rounds];
+    json += `"roundFingerprints":${JSON.stringify([...rounds])},`;
   }
   const counts = entry.callStreaks;
   if (typeof counts === 'object' && counts !== null) {
-    const kept = Object.create(null);
+    json += '"callStreaks":{';
+    let first = true;
     for (const [call, count] of Object.entries(counts)) {
-      if (typeof count === 'number' && Number.isFinite(count) && count >= 1) kept[call] = count;
+      if (typeof count === 'number' && Number.isFinite(count) && count >= 1) {
+        json += (first ? '' : ',') + JSON.stringify(call) + ':' + count;
+        first = false;
+      }
     }
-    projected.callStreaks = kept;
+    json += '},';
   }
-  projected.streak = entry.streak;
-  projected.fingerprint = entry.fingerprint;
-  return projected;
+  const streak = numberJson(entry.streak);
+  const fingerprint = entry.fingerprint;
+  return `${json}"streak":${streak},"fingerprint":${typeof fingerprint === 'string' ? JSON.stringify(fingerprint) : 'null'}}`;
 }
 
 export class DoomLoopMonitor {
@@ -342,7 +354,13 @@ export class DoomLoopMonitor {
       }
     }
     this.#declared = true;
-    warnAll(monitor.declareRound(this.#roundKey(round), `[${lowered.join(',')}]`));
+    const key = this.#roundKey(round);
+    const warnings = JSON.parse(monitor.declareRound(key, `[${lowered.join(',')}]`));
+    for (const warning of warnings) {
+      // The core names the round by its number; a round that is not one
+      // is named as the reference's template literal would name it.
+      console.warn(typeof round === 'number' ? warning : warning.replace(` round ${key};`, ` round ${String(round)};`));
+    }
   }
 
   async declareRound(round, calls) {

@@ -8,7 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { execFileSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { resolve as resolvePath } from 'node:path';
 import canonicalize from 'canonicalize';
 import * as pkg from '../../pkg/node.mjs';
 
@@ -34,6 +35,61 @@ const baseline = {
   // The reference's text hot path: normalise, then fingerprint the whole response.
   text: async (text) => sha256Hex(canonicalize(text.replace(/\s+/g, ' ').trim())),
 };
+
+// The reference's streak bookkeeping (restore, declareRound,
+// recordToolCall), transcribed for the baseline: a per-object fingerprint
+// memo, a Map of tools, a Set per round, per-call counts in an object,
+// sets compared member by member. Verdicts are left out (they are built
+// only on repeats); the bookkeeping is the part that scales.
+class ReferenceBookkeeping {
+  tools = new Map();
+  memo = new WeakMap();
+  async fingerprintOnce(tool, value) {
+    const hit = typeof value === 'object' && value !== null ? this.memo.get(value)?.get(tool) : undefined;
+    if (hit !== undefined) return hit;
+    const fp = await baseline.fingerprint(tool, value);
+    if (typeof value === 'object' && value !== null) this.memo.set(value, new Map([[tool, fp]]));
+    return fp;
+  }
+  async declareRound(round, calls) {
+    const hashed = await Promise.all(calls.map(async (c) => ({ c, fp: await this.fingerprintOnce(c.toolName, c.keyMaterial) })));
+    const sets = new Map();
+    for (const { c, fp } of hashed) sets.set(c.toolName, (sets.get(c.toolName) ?? new Set()).add(fp));
+    this.declared = { round, sets: new Map([...sets].map(([t, s]) => [t, [...s].sort()])) };
+  }
+  restore(state) {
+    const tools = new Map();
+    for (const [name, entry] of Object.entries(state.tools ?? {})) {
+      const set = Array.isArray(entry.roundFingerprints) && entry.roundFingerprints.length > 1 ? [...entry.roundFingerprints].sort() : [entry.fingerprint];
+      const counts = Object.create(null);
+      for (const [fp, n] of Object.entries(entry.callStreaks ?? {})) if (typeof n === 'number' && Number.isFinite(n) && n >= 1) counts[fp] = Math.floor(n);
+      const streak = Math.min(Math.max(Math.floor(entry.streak), 1), 1e6);
+      tools.set(name, { fingerprint: entry.fingerprint, streak, roundFingerprints: set, callStreaks: Object.keys(counts).length > 0 ? counts : Object.fromEntries(set.map((f) => [f, streak])) });
+    }
+    this.tools = tools;
+  }
+  async recordToolCall(tool, value, round) {
+    const fp = await this.fingerprintOnce(tool, value);
+    const prev = this.tools.get(tool);
+    const same = prev?.round !== undefined && prev.round === round;
+    const declared = this.declared?.round === round ? this.declared.sets.get(tool) : undefined;
+    const member = declared?.includes(fp) === true;
+    const seen = same ? prev.seen : new Set();
+    const duplicateInRound = seen.has(fp);
+    const priorSet = same ? prev.priorSet : prev?.roundFingerprints ?? (prev ? [prev.fingerprint] : undefined);
+    const priorStreak = same ? prev.priorStreak : prev?.streak ?? 0;
+    const match = (a, b) => a.length === b.length && a.every((v, i) => v === b[i]);
+    const score = (set) => (priorSet !== undefined && match(priorSet, set) ? priorStreak + 1 : 1);
+    const priorCalls = same ? prev.priorCalls : prev?.callStreaks ?? {};
+    const callStreak = (Object.hasOwn(priorCalls, fp) ? priorCalls[fp] : 0) + 1;
+    const streak = score(member ? declared : [fp]);
+    const roundSet = declared ?? [fp];
+    const callStreaks = same ? prev.callStreaks : {};
+    callStreaks[fp] = callStreak;
+    this.tools.set(tool, { fingerprint: fp, round, seen: seen.add(fp), roundFingerprints: roundSet, streak: score(roundSet), priorSet, priorStreak, priorCalls, callStreaks });
+    return { fingerprint: fp, streak: Math.max(streak, callStreak), duplicateInRound };
+  }
+}
 
 const small = {
   command: 'grep -rn TODO src/',
@@ -116,6 +172,70 @@ const variedMonitor = new pkg.DoomLoopMonitor(pkg.resolveDoomLoopOption(true));
 await compare('recordToolCall, distinct calls', (i) => baseVaried('bash', varied[i % 64]), (i) => variedMonitor.recordToolCallSync('bash', varied[i % 64], i), 4000, 11);
 const textMonitor = new pkg.DoomLoopMonitor(pkg.resolveDoomLoopOption(true));
 await compare('recordAssistantText, 4.8 MB', () => baseline.text(text), () => textMonitor.recordAssistantTextSync(text), 4, 5);
+
+// Issue 12: the paths a state blob or a wide round can make quadratic.
+// Baseline: the reference module itself when REF_MODULE points at it
+// (transpiled locally, never committed), else `referenceBookkeeping` below,
+// a transcription of its Map / Set / object bookkeeping over the same
+// WebCrypto fingerprints. Each iteration is a fresh monitor.
+const reference = process.env.REF_MODULE
+  ? await import(pathToFileURL(resolvePath(process.env.REF_MODULE)).href)
+  : { DoomLoopMonitor: ReferenceBookkeeping, resolveDoomLoopOption: () => ({}) };
+console.log(`\nstreak bookkeeping at scale; baseline: ${process.env.REF_MODULE ? 'the reference module (REF_MODULE)' : 'transcription of the reference algorithm'}`);
+const N = 40000;
+const blobCalls = {};
+for (let i = 0; i < 100000; i++) blobCalls[`f${i}`] = 2;
+const blobText = JSON.stringify({ tools: { t: { fingerprint: 'f0', streak: 2, callStreaks: blobCalls } } });
+const quietly = (fn) => () => {
+  const warn = console.warn;
+  console.warn = () => {};
+  try {
+    return fn();
+  } finally {
+    console.warn = warn;
+  }
+};
+const refConfig = quietly(() => reference.resolveDoomLoopOption(true))();
+const pkgConfig = pkg.resolveDoomLoopOption(true);
+await compare(
+  `restore, ${(blobText.length / 1e6).toFixed(2)} MB blob (100k callStreaks)`,
+  () => new reference.DoomLoopMonitor(refConfig).restore(JSON.parse(blobText)),
+  () => new pkg.DoomLoopMonitor(pkgConfig).restore(JSON.parse(blobText)),
+  1,
+  3,
+);
+const roundArgs = Array.from({ length: N }, (_, i) => ({ i }));
+await compare(
+  `one round of ${N / 1000}k distinct calls`,
+  async () => {
+    const m = new reference.DoomLoopMonitor(refConfig);
+    for (const args of roundArgs) await m.recordToolCall('t', args, 1);
+  },
+  () => {
+    const m = new pkg.DoomLoopMonitor(pkgConfig);
+    for (const args of roundArgs) m.recordToolCallSync('t', args, 1);
+    m.free();
+  },
+  1,
+  3,
+);
+const declared = roundArgs.map((keyMaterial) => ({ toolName: 't', keyMaterial }));
+await compare(
+  `declared round of ${N / 1000}k calls, then recorded`,
+  async () => {
+    const m = new reference.DoomLoopMonitor(refConfig);
+    await m.declareRound(1, declared);
+    for (const args of roundArgs) await m.recordToolCall('t', args, 1);
+  },
+  () => {
+    const m = new pkg.DoomLoopMonitor(pkgConfig);
+    m.declareRoundSync(1, declared);
+    for (const args of roundArgs) m.recordToolCallSync('t', args, 1);
+    m.free();
+  },
+  1,
+  3,
+);
 
 const wasm = readFileSync(new URL('../../pkg/doom_loop_bg.wasm', import.meta.url));
 console.log(`\n.wasm: ${wasm.length} bytes raw, ${gzipSync(wasm, { level: 9 }).length} bytes gzipped`);
