@@ -15,7 +15,7 @@ use crate::canonical::{MAX_CANONICALIZE_DEPTH, TOO_DEEP_MESSAGE};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fingerprint::{call_prefix, sha256_hex};
 use crate::js_string::{cmp_wtf8_as_utf16, JsString};
-use crate::json::{write_json_string, write_number, Object, Value};
+use crate::json::{js_number, write_json_string, write_number, Object, Value};
 use crate::monitor::{CallRecord, DoomLoopMonitor};
 use crate::idiomatic::RoundNumber;
 use crate::sort::sorted_indices;
@@ -94,9 +94,17 @@ fn number(n: &serde_json::Number) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// The number serde_json reads from the JS text of `n`: an integer where
+/// JS prints digits that fit one, a float otherwise (`null` if non-finite).
 fn json_number(n: f64) -> Json {
     if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
-        Json::from(n as i64)
+        return Json::from(n as i64);
+    }
+    let text = js_number(n);
+    if let Ok(i) = text.parse::<i64>() {
+        Json::from(i)
+    } else if let Ok(u) = text.parse::<u64>() {
+        Json::from(u)
     } else {
         serde_json::Number::from_f64(n).map_or(Json::Null, Json::Number)
     }

@@ -1,6 +1,9 @@
 //! Property tests: the canonicalizer against a naive reference written
-//! independently from the RFC, key-order invariance, canonical round trips,
-//! and the JSON reader against serde_json on the input both accept.
+//! independently from the RFC and against serde_jcs (an independent RFC 8785
+//! implementation) on every kind of value serde_json can hold, key-order
+//! invariance, canonical round trips, the JSON reader against serde_json on
+//! the input both accept, and (with the `serde_json` feature) the
+//! conversions to and from `serde_json::Value`.
 
 use doom_loop::conformance::deep_equal;
 use doom_loop::json::{parse, to_json, Object};
@@ -250,6 +253,112 @@ fn same_as_serde(ours: &Value, theirs: &serde_json::Value) -> bool {
             a.len() == b.len() && b.iter().all(|(k, v)| a.get(k).is_some_and(|x| same_as_serde(x, v)))
         }
         _ => false,
+    }
+}
+
+/// Every kind of value serde_json can hold: null, booleans, integers over
+/// the whole `i64` and `u64` ranges, every finite double, any Rust string
+/// (controls, quotes, astral characters), arrays and objects, nested.
+fn json_value() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::Value as Json;
+    let string = prop_oneof![any::<String>(), "[\\\\\"\u{0}-\u{1f}a-c\u{7f}-\u{a0}\u{e000}\u{ffff}\u{10000}\u{10ffff}]{0,8}"];
+    let leaf = prop_oneof![
+        Just(Json::Null),
+        any::<bool>().prop_map(Json::Bool),
+        any::<i64>().prop_map(Json::from),
+        any::<u64>().prop_map(Json::from),
+        finite().prop_map(Json::from),
+        string.clone().prop_map(Json::String),
+    ];
+    leaf.prop_recursive(6, 64, 6, move |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Json::Array),
+            prop::collection::vec((string.clone(), inner), 0..6).prop_map(|entries| Json::Object(entries.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// serde_jcs as a differential oracle. It agrees with RFC 8785 on every
+    /// point the reference cares about (UTF-16 key order, integers as
+    /// doubles, ECMAScript number text), so any difference is ours.
+    #[test]
+    fn canonical_json_matches_serde_jcs(v in json_value()) {
+        let theirs = serde_jcs::to_string(&v).unwrap();
+        let text = serde_json::to_string(&v).unwrap();
+        let ours = canonicalize(&parse(&text).unwrap()).unwrap();
+        prop_assert_eq!(&ours, &theirs, "{}", text);
+        #[cfg(feature = "serde_json")]
+        {
+            prop_assert_eq!(&doom_loop::interop::canonicalize_json(&v).unwrap(), &theirs);
+            prop_assert_eq!(&canonicalize(&Value::from(&v)).unwrap(), &theirs);
+        }
+    }
+}
+
+/// The oracle and the canonicalizer part ways at one point only: nesting.
+/// The reference refuses key material deeper than 64 levels; serde_jcs
+/// has no limit.
+#[test]
+fn serde_jcs_and_the_depth_limit() {
+    for depth in [64, 65] {
+        let text = format!("{}0{}", "[".repeat(depth), "]".repeat(depth));
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let theirs = serde_jcs::to_string(&v).unwrap();
+        match canonicalize(&parse(&text).unwrap()) {
+            Ok(ours) => assert_eq!((depth, ours), (64, theirs)),
+            Err(e) => assert_eq!((depth, e.kind()), (65, doom_loop::ErrorKind::TooDeep)),
+        }
+    }
+}
+
+#[cfg(feature = "serde_json")]
+mod serde_json_interop {
+    use super::*;
+    use doom_loop::interop::{fingerprint_json_key_material, fingerprint_json_tool_call};
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        /// `Value::from(&json)` is what `JSON.parse` gives for its text.
+        #[test]
+        fn from_serde_json_is_json_parse_of_its_text(v in json_value()) {
+            let text = serde_json::to_string(&v).unwrap();
+            prop_assert!(deep_equal(&Value::from(&v), &parse(&text).unwrap()), "{}", text);
+        }
+
+        /// Into `serde_json::Value`: what serde_json reads from our
+        /// `JSON.stringify` text, or an error exactly when it cannot (a lone
+        /// surrogate).
+        #[test]
+        fn into_serde_json_is_serde_json_of_the_stringified_text(v in value()) {
+            let text = to_json(&v);
+            let through_text = serde_json::from_str::<serde_json::Value>(&text);
+            match (serde_json::Value::try_from(&v), through_text) {
+                (Ok(direct), Ok(expected)) => prop_assert_eq!(direct, expected, "{}", text),
+                (Err(e), Err(_)) => prop_assert!(e.message().contains("lone surrogate"), "{}", e),
+                (direct, expected) => prop_assert!(false, "{}: {:?} vs {:?}", text, direct, expected),
+            }
+        }
+
+        /// Fingerprints written straight from a `serde_json::Value` equal
+        /// those of the same JSON text parsed.
+        #[test]
+        fn fingerprints_without_text_equal_fingerprints_of_the_text(v in json_value(), tool in js_string()) {
+            let parsed = parse(&serde_json::to_string(&v).unwrap()).unwrap();
+            prop_assert_eq!(fingerprint_json_tool_call(&tool, &v).unwrap(), fingerprint_tool_call(&tool, &parsed).unwrap());
+            prop_assert_eq!(fingerprint_json_key_material(&v).unwrap(), doom_loop::fingerprint_key_material(&parsed).unwrap());
+        }
+    }
+
+    #[test]
+    fn too_deep_is_refused_with_the_reference_message() {
+        let text = format!("{}0{}", "[".repeat(65), "]".repeat(65));
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let error = doom_loop::interop::canonicalize_json(&v).unwrap_err();
+        assert_eq!(error, canonicalize(&parse(&text).unwrap()).unwrap_err());
     }
 }
 
