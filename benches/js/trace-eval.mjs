@@ -1,0 +1,55 @@
+// `make bench-eval` (JS half): the whole shared trajectory set (961 runs)
+// evaluated through the package's `evaluateTranscripts` under the reference
+// defaults, in one process: a warm-up, then the median of five runs, for the
+// gzip bytes handed to wasm (decompressed there) and for text gunzipped by
+// node:zlib first. Not a test: timings go to stdout.
+import { readFileSync, readdirSync, mkdtempSync, copyFileSync, writeFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const pkg = join(root, 'pkg');
+const shared = join(root, '../shared/trajectories');
+
+async function loadApi() {
+  const manifest = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8'));
+  const entry = manifest.exports?.['./replay'];
+  if (entry !== undefined) {
+    const api = await import(pathToFileURL(join(pkg, entry.node?.import ?? entry.import ?? entry.default ?? entry)));
+    if (typeof api.evaluateTranscripts === 'function') return api;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'trace-bench-'));
+  copyFileSync(join(root, 'js/trace.js'), join(dir, 'trace.js'));
+  copyFileSync(join(root, 'js/lower.js'), join(dir, 'lower.js'));
+  writeFileSync(
+    join(dir, 'tooling.js'),
+    `import { createRequire } from 'node:module';\n` +
+      `const glue = createRequire(import.meta.url)(${JSON.stringify(join(pkg, 'doom_loop_node.cjs'))});\n` +
+      `export const toolingCore = () => glue;\n`,
+  );
+  writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
+  return import(pathToFileURL(join(dir, 'trace.js')));
+}
+
+const { evaluateTranscripts } = await loadApi();
+const files = readdirSync(shared).filter((f) => f.endsWith('.jsonl.gz'));
+const gz = files.map((f) => ({ name: f, data: readFileSync(join(shared, f)) }));
+
+function median(label, make) {
+  const times = [];
+  let runs = 0;
+  for (let i = 0; i < 6; i++) {
+    const start = performance.now();
+    const report = evaluateTranscripts(make());
+    const elapsed = performance.now() - start;
+    runs = report.options[0].total.runs;
+    if (i > 0) times.push(elapsed);
+  }
+  times.sort((a, b) => a - b);
+  console.log(`${label}: ${runs} runs in ${(times[2] / 1000).toFixed(2)} s (median of 5; min ${(times[0] / 1000).toFixed(2)} s)`);
+}
+
+median('wasm eval, .jsonl.gz bytes (gunzip in wasm)', () => gz);
+median('wasm eval, gunzip by node:zlib first', () => gz.map(({ name, data }) => ({ name, data: gunzipSync(data) })));
