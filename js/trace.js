@@ -20,12 +20,33 @@ import { toolingCore } from './tooling.js';
 
 const encoder = new TextEncoder();
 
+// Where the runtime has a native gunzip reachable synchronously (Node ≥
+// 20.16, Bun, Deno: `process.getBuiltinModule`), gzip is inflated there —
+// about three times faster than in wasm; elsewhere (browsers, Workers) the
+// wasm module inflates it. Either way the call stays synchronous.
+const nativeGunzip = (() => {
+  try {
+    return globalThis.process?.getBuiltinModule?.('node:zlib')?.gunzipSync;
+  } catch {
+    return undefined;
+  }
+})();
+
+function inflated(bytes) {
+  if (nativeGunzip === undefined || bytes.length < 2 || bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
+  try {
+    return nativeGunzip(bytes);
+  } catch {
+    return bytes; // corrupt or truncated: let the core say so, with the place
+  }
+}
+
 /** Bytes of a string or binary input; `undefined` for a parsed value. */
 function bytesOf(input) {
   if (typeof input === 'string') return encoder.encode(input);
-  if (input instanceof Uint8Array) return input;
-  if (input instanceof ArrayBuffer) return new Uint8Array(input);
-  if (ArrayBuffer.isView(input)) return new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+  if (input instanceof Uint8Array) return inflated(input);
+  if (input instanceof ArrayBuffer) return inflated(new Uint8Array(input));
+  if (ArrayBuffer.isView(input)) return inflated(new Uint8Array(input.buffer, input.byteOffset, input.byteLength));
   return undefined;
 }
 
@@ -59,19 +80,16 @@ export function replayTranscript(input, { doomLoop, name = '<input>' } = {}) {
   return JSON.parse(json);
 }
 
+const isBinary = (x) => typeof x === 'string' || x instanceof ArrayBuffer || ArrayBuffer.isView(x);
+
 /** `{name, data}` (a named file) rather than a transcript object? */
 function isNamedFile(input) {
-  return (
-    input !== null &&
-    typeof input === 'object' &&
-    'data' in input &&
-    (typeof input.data === 'string' || bytesOf(input.data) !== undefined)
-  );
+  return input !== null && typeof input === 'object' && 'data' in input && isBinary(input.data);
 }
 
 /** An element of a list of inputs (rather than a message of one run). */
 function isInput(item) {
-  if (isNamedFile(item) || bytesOf(item) !== undefined) return true;
+  if (isNamedFile(item) || isBinary(item)) return true;
   return item !== null && typeof item === 'object' && !('role' in item) && !('type' in item) && !('parts' in item);
 }
 

@@ -22,9 +22,11 @@ const shared = join(root, '../shared/trajectories');
 
 async function loadApi() {
   const manifest = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8'));
-  const entry = manifest.exports?.['./replay'];
+  // The replay entry's file for Node ESM: conditions resolved in order.
+  let entry = manifest.exports?.['./replay'];
+  while (entry !== undefined && typeof entry !== 'string') entry = entry.node ?? entry.import ?? entry.default;
   if (entry !== undefined) {
-    const api = await import(pathToFileURL(join(pkg, entry.node?.import ?? entry.import ?? entry.default ?? entry)));
+    const api = await import(pathToFileURL(join(pkg, entry)));
     if (typeof api.evaluateTranscripts === 'function') return api;
   }
   const dir = mkdtempSync(join(tmpdir(), 'trace-js-'));

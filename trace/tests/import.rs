@@ -276,3 +276,14 @@ fn mini_swe_agent_bash_blocks_follow_its_action_regex() {
     assert_eq!(bash_blocks("```bash\na\n```\n```bash\nb\n```"), ["a", "b"]);
     assert_eq!(bash_blocks("```python\nx\n```"), Vec::<&str>::new());
 }
+
+#[test]
+fn a_list_wrapped_as_doomloop_and_messages_keeps_its_format_and_option() {
+    let gemini = String::from_utf8(fixture("gemini.json")).unwrap();
+    let contents = gemini.trim().strip_prefix("{\n  \"contents\": ").unwrap().strip_suffix('}').unwrap();
+    let wrapped = format!(r#"{{"doomLoop":{{"ladder":{{"block":2}}}},"messages":{contents}}}"#);
+    let (format, transcript) = import_detected(&parse(&wrapped).unwrap()).unwrap();
+    assert_eq!(format, Format::Gemini);
+    assert_eq!(transcript.rounds.len(), 3);
+    assert_eq!(to_json(&transcript.option), r#"{"ladder":{"block":2}}"#);
+}
