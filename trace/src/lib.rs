@@ -9,4 +9,6 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod eval;
+pub mod import;
 pub mod replay;
