@@ -119,8 +119,8 @@ export interface RecordToolCallOptions {
 
 export declare const DEFAULT_DOOM_LOOP_LADDER: Readonly<Required<DoomLoopLadder>>;
 export declare const DEFAULT_MAX_ESCALATIONS: 2;
-/** Outcome-aware streaks plus cycle detection: `doomLoop: RECOMMENDED_DOOM_LOOP_OPTION`. */
-export declare const RECOMMENDED_DOOM_LOOP_OPTION: Readonly<{ outcomes: true; cycles: true }>;
+/** Outcome-aware streaks over the reference's ladder: `doomLoop: RECOMMENDED_DOOM_LOOP_OPTION`. */
+export declare const RECOMMENDED_DOOM_LOOP_OPTION: Readonly<{ outcomes: true }>;
 export declare const MAX_CANONICALIZE_DEPTH: 64;
 
 /** Loads the wasm module. A no-op in Node, Bun, Deno and Workers; required once in browsers. Idempotent. */
