@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { OpenRouter, stepCountIs, tool } from '@openrouter/agent';
 import { z } from 'zod';
-import { RECOMMENDED_DOOM_LOOP_OPTION, withDoomLoop } from '../../pkg/node.mjs';
+import { RECOMMENDED_DOOM_LOOP_OPTION, replayTranscript, withDoomLoop } from '../../pkg/node.mjs';
 import { functionCall, inputText, startScriptedServer, text } from './scripted-server.mjs';
 
 const MODEL = 'openai/gpt-4o-mini';
@@ -176,5 +176,28 @@ describe('RECOMMENDED_DOOM_LOOP_OPTION through the real SDK', () => {
     assert.equal(run.input.getDoomLoopEndReason(), 'doom_loop');
     assert.deepEqual(run.srv.requests, reference.srv.requests);
     assert.deepEqual(agent.executions, ['INV-9', 'INV-9']);
+  });
+});
+
+describe('RECOMMENDED_DOOM_LOOP_OPTION in a replayed transcript', () => {
+  // The shared trajectory layout: each round's `results` holds one opaque output string per call.
+  const rounds = (outputs) =>
+    outputs.map((output) => ({ calls: [{ toolName: 'bash', args: '{"command":"scroll_down"}' }], results: [output] }));
+  const actions = (timeline) => timeline.rounds.flatMap((r) => r.calls.map((c) => c.verdict?.action ?? '-'));
+
+  test('paging with new output each time: the defaults stop at the 6th page, RECOMMENDED only observes', () => {
+    const pages = ['a1/b1', 'a2/b2', 'a3/b3', 'a4/b4', 'a5/b5', 'a6/b6', 'a7/b7', 'a8/b8'];
+    const defaults = replayTranscript({ doomLoop: true, rounds: rounds(pages) });
+    assert.deepEqual(actions(defaults), ['-', 'observe', 'block', 'block', 'block', 'stop']);
+    const recommended = replayTranscript({ doomLoop: RECOMMENDED_DOOM_LOOP_OPTION, rounds: rounds(pages) });
+    assert.deepEqual(actions(recommended), ['-', ...Array(7).fill('observe')]);
+    assert.equal(recommended.stopVerdict, null);
+  });
+
+  test('the same output every time: RECOMMENDED stops where the defaults stop', () => {
+    const same = Array(8).fill('a1/b1');
+    const expected = ['-', 'observe', 'block', 'block', 'block', 'stop'];
+    assert.deepEqual(actions(replayTranscript({ doomLoop: true, rounds: rounds(same) })), expected);
+    assert.deepEqual(actions(replayTranscript({ doomLoop: RECOMMENDED_DOOM_LOOP_OPTION, rounds: rounds(same) })), expected);
   });
 });
