@@ -100,11 +100,12 @@ impl OutcomeConfig {
 }
 
 /// `outcome` with every run of ASCII digits in its strings and keys replaced
-/// by one `0`, and every number by `0`.
+/// by one `0`, and every finite number by `0` (non-finite ones stay, so the
+/// masked value is fingerprintable exactly when the original is).
 pub fn mask_digits(outcome: &Value) -> Value {
     match outcome {
         Value::String(s) => Value::String(mask_string(s)),
-        Value::Number(_) => Value::Number(0.0),
+        Value::Number(n) if n.is_finite() => Value::Number(0.0),
         Value::Array(items) => Value::Array(items.iter().map(mask_digits).collect()),
         Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (mask_string(k), mask_digits(v))).collect()),
         other => other.clone(),
@@ -293,6 +294,10 @@ mod tests {
             to_json(&mask_digits(&v)),
             r#"{"took 0ms":"pid 0 at 0x0f0a","n":0,"list":["v0.0.0",true]}"#
         );
+        // What canonicalization rejects stays rejected: masking never makes
+        // a result fingerprintable that was not.
+        assert!(matches!(mask_digits(&Value::Number(f64::INFINITY)), Value::Number(n) if n.is_infinite()));
+        assert_eq!(mask_digits(&Value::BigInt), Value::BigInt);
     }
 
     #[test]
