@@ -54,9 +54,11 @@ test-js:
 	node --test --test-concurrency=1 tests/js/ tests/e2e/ tests/playground/ worker-example/test/
 
 ## The package's types (tsc --strict; bundler, node16, nodenext): the reference's
-## types both ways, the opt-in detectors', the adapter against @openrouter/agent@0.8.0.
+## types both ways, the opt-in detectors', the adapter against @openrouter/agent@0.8.0;
+## then JSDoc on every export and member.
 test-types:
 	node tests/types/check-types.mjs
+	node --test tests/types/
 
 ## Every js/ts block of the READMEs type-checked and run against pkg/ (needs
 ## `make build`), then the checker's own tests.

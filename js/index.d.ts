@@ -230,6 +230,18 @@ export interface DoomLoopConfig {
    * {@link DoomLoopMonitor.recordSpend}.
    */
   budget?: DoomLoopBudgetOptions;
+  /**
+   * Opt-in: outcome-aware streaks. An identical call counts only since its
+   * result last turned new (not among its `recent` latest results), so a
+   * repeated call whose result keeps changing (a poller, a test run after
+   * edits) is progress, not a loop. Results come from
+   * {@link DoomLoopMonitor.recordToolResultSync} (the adapter feeds them at
+   * `PostToolUse`, per `loopOutputKey`); calls whose results are unknown count
+   * as in the reference. It changes when the reference's own
+   * `tool-fingerprint` verdicts fire, so it adds no verdict kind of its own
+   * (no {@link DoomLoopVerdict.optInDetector}).
+   */
+  outcomes?: boolean | DoomLoopOutcomeOptions;
 }
 
 /** The `doomLoop` option: `true` for the defaults, a config object, or `false` / absent for off. */
@@ -377,16 +389,41 @@ export interface DoomLoopBudgetOptions {
   unit?: string;
 }
 
+/** Options of the opt-in outcome-aware streaks. */
+export interface DoomLoopOutcomeOptions {
+  /** A result is new when it is not among this many latest results of the same call. Default 2. */
+  recent?: number;
+  /** Compare results with every run of digits masked (timings, ids). Default false. */
+  maskDigits?: boolean;
+}
+
 /** The opt-in detectors of a resolved config (only the configured ones are present). */
 export interface ResolvedDoomLoopBeyond {
-  /** Cycle detection, with the period resolved (2..4). */
-  cycles?: { maxPeriod: 2 | 3 | 4 };
+  /** Cycle detection, with the period resolved. */
+  cycles?: {
+    /** The longest cycle searched for (2..4). */
+    maxPeriod: 2 | 3 | 4;
+  };
   /** The progress ledger runs. */
   ledger?: true;
   /** The failure streak runs. */
   failures?: true;
   /** The budget guard, with the unit resolved. */
-  budget?: { maxSpendWhileLooping?: number; maxSpend?: number; unit: string };
+  budget?: {
+    /** The limit on spend while a loop was suspected, if set. */
+    maxSpendWhileLooping?: number;
+    /** The limit on all spend, if set. */
+    maxSpend?: number;
+    /** The unit named in messages (default `"tokens"`). */
+    unit: string;
+  };
+  /** Outcome-aware streaks, with both options resolved. */
+  outcomes?: {
+    /** How many latest results of a call a new result is compared with. */
+    recent: number;
+    /** Whether digit runs are masked before comparing. */
+    maskDigits: boolean;
+  };
 }
 
 /** A verdict raised by one of the opt-in detectors. */
@@ -453,6 +490,16 @@ export declare const DEFAULT_DOOM_LOOP_LADDER: Readonly<Required<DoomLoopLadder>
 export declare const DEFAULT_MAX_ESCALATIONS: 2;
 
 /**
+ * Not in the reference: the recommended opt-in option (frozen), measured on
+ * recorded agent runs — the reference's ladder with outcome-aware streaks.
+ * `doomLoop: true` stays the reference's exact defaults.
+ *
+ * @example
+ * withDoomLoop(request, { doomLoop: RECOMMENDED_DOOM_LOOP_OPTION });
+ */
+export declare const RECOMMENDED_DOOM_LOOP_OPTION: Readonly<DoomLoopConfig>;
+
+/**
  * Deepest nesting {@link canonicalizeKeyMaterial} accepts; deeper key
  * material throws (a catchable error, never a stack overflow).
  */
@@ -464,7 +511,16 @@ export declare const MAX_CANONICALIZE_DEPTH: 64;
  * compiled `WebAssembly.Module`. Described structurally so no DOM types are
  * needed to compile against this file.
  */
-export type InitInput = string | { readonly href: string } | ArrayBuffer | ArrayBufferView | PromiseLike<unknown> | object;
+export type InitInput =
+  | string
+  | {
+      /** A `URL`'s address. */
+      readonly href: string;
+    }
+  | ArrayBuffer
+  | ArrayBufferView
+  | PromiseLike<unknown>
+  | object;
 
 /**
  * Loads the wasm module. A no-op in Node, Bun, Deno and Workers (loading is
@@ -640,7 +696,7 @@ export declare class DoomLoopMonitor {
    * With `cycles` configured, a stronger {@link DoomLoopToolCycleVerdict}
    * may come back instead (its `detector` is still the record's kind).
    *
-   * @throws (as a rejected promise's sync throw, like the reference) what
+   * @throws Rejects, like the reference, with what
    * {@link canonicalizeKeyMaterial} throws for unhashable key material.
    */
   recordToolCall(toolName: string, keyMaterial: unknown, round: number, options?: RecordToolCallOptions): Promise<DoomLoopCallRecord>;
@@ -656,8 +712,9 @@ export declare class DoomLoopMonitor {
   recordAssistantTextSync(text: string): DoomLoopVerdict | undefined;
   /**
    * Not in the reference: records one executed call's result for the opt-in
-   * progress ledger (`ledger`) and failure streak (`failures`); a no-op
-   * returning `undefined` unless one is configured. Post-execution, so the
+   * progress ledger (`ledger`), failure streak (`failures`) and outcome-aware
+   * streaks (`outcomes`); a no-op returning `undefined` unless one is
+   * configured. Post-execution, so the
    * verdict never blocks; `stop` still stops.
    *
    * @param toolName the tool.
@@ -865,10 +922,18 @@ export interface ToolLoopKeys<Args = Record<string, unknown>, Result = unknown> 
  *   { loopKey: ({ invoice_id }) => invoice_id.trim().toUpperCase() },
  * );
  */
-export declare function withLoopKey<T extends { function: object }>(
+export declare function withLoopKey<
+  T extends {
+    /** The tool's function definition (`name`, `inputSchema`, `execute`, …). */
+    function: object;
+  },
+>(
   tool: T,
   keys: ToolLoopKeys<ToolArgs<T>, ToolResult<T>>,
-): T & { function: ToolLoopKeys<ToolArgs<T>, ToolResult<T>> };
+): T & {
+  /** The tool's function definition, with the loop declarations attached. */
+  function: ToolLoopKeys<ToolArgs<T>, ToolResult<T>>;
+};
 
 /**
  * Options of {@link withDoomLoop}.

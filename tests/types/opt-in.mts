@@ -37,3 +37,10 @@ export function label(verdict: DoomLoopVerdict): DoomLoopOptInDetectorKind | Doo
   return verdict.optInDetector ?? verdict.detector;
 }
 monitor.free();
+
+// The replay entry's types compile against the main entry's.
+import type { EvaluationReport, ReplayedTimeline } from '../../js/replay.js';
+declare const replayed: ReplayedTimeline;
+export const firstCallResult: unknown = replayed.rounds[0]?.calls[0]?.result;
+declare const report: EvaluationReport;
+export const blocked: number | undefined = report.options[0]?.total.blocked;
