@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/.tools/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 CORPUS ?= vectors/reference
 CARGO ?= cargo
 
-.PHONY: all tools test-tools build demo test test-rust test-js test-runtimes conformance clippy bench bench-eval fuzz playground clean measure-recommended
+.PHONY: all tools test-tools build demo test test-rust test-js test-runtimes test-types test-docs conformance clippy bench bench-eval fuzz playground clean measure-recommended
 
 all: build
 
@@ -32,6 +32,8 @@ demo: build
 test: test-tools build test-rust clippy
 	@$(MAKE) --no-print-directory conformance CORPUS="vectors/upstream-vectors.json vectors/reference"
 	@$(MAKE) --no-print-directory test-js
+	@$(MAKE) --no-print-directory test-types
+	@$(MAKE) --no-print-directory test-docs
 	@$(MAKE) --no-print-directory test-runtimes
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-15}
 
@@ -50,6 +52,19 @@ conformance:
 ## (headless Chromium) and the Worker example (workerd).
 test-js:
 	node --test --test-concurrency=1 tests/js/ tests/e2e/ tests/playground/ worker-example/test/
+
+## The package's types (tsc --strict; bundler, node16, nodenext): the reference's
+## types both ways, the opt-in detectors', the adapter against @openrouter/agent@0.8.0;
+## then JSDoc on every export and member.
+test-types:
+	node tests/types/check-types.mjs
+	node --test tests/types/
+
+## Every js/ts block of the READMEs type-checked and run against pkg/ (needs
+## `make build`), then the checker's own tests.
+test-docs:
+	node tests/docs/check-docs.mjs README.md js/README.md
+	node --test tests/docs/
 
 test-runtimes:
 	@bash scripts/test-runtimes.sh

@@ -138,6 +138,34 @@ export function withDoomLoop(input, options = {}) {
   return attachRunInfo(guard.augment(), guard);
 }
 
+/**
+ * Returns a copy of a tool with `loopKey` / `loopOutputKey` set on its `function`, where
+ * the adapter reads them (`tool()` of 0.8.0 drops unknown config keys). Typed in
+ * index.d.ts from the tool's input schema; the tool itself is not modified.
+ *
+ * @example
+ * const getInvoice = withLoopKey(tool({ name: 'get_invoice', inputSchema, execute }), {
+ *   loopKey: ({ invoice_id }) => invoice_id.trim().toUpperCase(),
+ * });
+ *
+ * @template {{ function: object }} T
+ * @param {T} tool an `@openrouter/agent` function tool
+ * @param {{ loopKey?: unknown, loopOutputKey?: unknown }} keys
+ * @returns {T}
+ */
+export function withLoopKey(tool, keys) {
+  if (tool === null || typeof tool !== 'object' || tool.function === null || typeof tool.function !== 'object') {
+    throw new TypeError('withLoopKey(tool, keys): tool must be a function tool (an object with a `function` object, as tool() returns)');
+  }
+  if (keys === null || typeof keys !== 'object') {
+    throw new TypeError('withLoopKey(tool, keys): keys must be an object { loopKey?, loopOutputKey? }');
+  }
+  const fn = { ...tool.function };
+  if (keys.loopKey !== undefined) fn.loopKey = keys.loopKey;
+  if (keys.loopOutputKey !== undefined) fn.loopOutputKey = keys.loopOutputKey;
+  return { ...tool, function: fn };
+}
+
 /** 0.8.0 cannot add tools per turn, so the advisor mechanism is unavailable. */
 function adapterEscalationInput(option) {
   if (option === null || typeof option !== 'object' || option.escalation == null) return option;

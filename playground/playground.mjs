@@ -292,7 +292,7 @@ function callRow(call, verdictIsStop, previousMessage) {
     rung = badge('exempt', 'exempt');
     text = el('span', { class: 'muted' }, 'Not tracked: loopKeys declares it false (or its identity is null).');
   } else if (v) {
-    rung = badge(v.action, v.action, `${v.detector}: ${v.action} at streak ${v.streak}`);
+    rung = badge(v.action, v.action, `${detectorName(v)}: ${v.action} at streak ${v.streak}`);
     if (call.duplicateInRound) {
       text = el('span', { class: 'muted' }, 'A repeat of an earlier call in this round: it shares that call\'s decision.');
     } else if (v.message === previousMessage) {
@@ -319,13 +319,18 @@ function callRow(call, verdictIsStop, previousMessage) {
   });
 }
 
+/** The opt-in detector when one raised the verdict (its `detector` is then the reference kind it is reported under). */
+function detectorName(verdict) {
+  return verdict.optInDetector ?? verdict.detector;
+}
+
 function textRow(verdict) {
   return verdictRow({
     source: 'assistant text',
-    sourceNote: verdict.detector,
+    sourceNote: detectorName(verdict),
     fingerprint: verdict.fingerprint,
     streak: verdict.streak,
-    rung: badge(verdict.action, verdict.action, `${verdict.detector}: ${verdict.action} at streak ${verdict.streak}`),
+    rung: badge(verdict.action, verdict.action, `${detectorName(verdict)}: ${verdict.action} at streak ${verdict.streak}`),
     text: verdictText(verdict),
     stopping: verdict.action === 'stop',
   });
@@ -368,7 +373,7 @@ function renderTimeline(timeline) {
 
   if (timeline.stopVerdict) {
     const v = timeline.stopVerdict;
-    const detail = `${v.detector}${v.toolName !== undefined ? ` on ${v.toolName}` : ''}, streak ${v.streak}`;
+    const detail = `${detectorName(v)}${v.toolName !== undefined ? ` on ${v.toolName}` : ''}, streak ${v.streak}`;
     table.append(
       el(
         'tbody',

@@ -47,8 +47,13 @@ pub const TEXT_STREAK: &str = "text-streak";
 /// A doom-loop detection event (the reference's `DoomLoopVerdict`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Verdict {
-    /// Detector label (a string unless a caller passed something else).
+    /// Detector label (a string unless a caller passed something else):
+    /// always one of the reference's four kinds for the monitor's own
+    /// verdicts, so a consumer validating against the reference accepts it.
     pub detector: Value,
+    /// The opt-in detector that raised the verdict (`"tool-cycle"`, …), if
+    /// one did; serialized as `optInDetector`, a key the reference lacks.
+    pub opt_in_detector: Option<&'static str>,
     /// The rung reached.
     pub action: Action,
     /// The count that crossed the rung.
@@ -73,6 +78,11 @@ impl Verdict {
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"detector\":");
         out.push_str(&crate::json::to_json(&self.detector));
+        if let Some(opt_in) = self.opt_in_detector {
+            out.push_str(",\"optInDetector\":\"");
+            out.push_str(opt_in);
+            out.push('"');
+        }
         out.push_str(",\"action\":\"");
         out.push_str(self.action.as_str());
         out.push_str("\",\"streak\":");
@@ -542,6 +552,7 @@ impl DoomLoopMonitor {
 
         let verdict = action.zip(message).map(|(action, message)| Verdict {
             detector: options.detector.clone(),
+            opt_in_detector: None,
             action,
             streak: effective,
             fingerprint: fingerprint.clone(),
@@ -549,7 +560,7 @@ impl DoomLoopMonitor {
             message,
         });
         let cycle_verdict = cycle.and_then(|(period, repeats)| {
-            self.cycle_verdict(tool_name, &fingerprint, period, repeats, options.allow_block)
+            self.cycle_verdict(tool_name, &fingerprint, period, repeats, options)
         });
         let verdict = self.noted(stronger_verdict(verdict, cycle_verdict));
         CallRecord {
@@ -560,10 +571,12 @@ impl DoomLoopMonitor {
         }
     }
 
-    /// A verdict of one of the opt-in detectors, if `streak` reaches a rung.
+    /// A verdict of one of the opt-in detectors, if `streak` reaches a rung:
+    /// `kind` is the reference kind it is reported under and the opt-in
+    /// detector that raised it.
     fn beyond_verdict(
         &self,
-        detector: &str,
+        (detector, opt_in): (Value, &'static str),
         streak: f64,
         allow_block: bool,
         fingerprint: JsString,
@@ -575,7 +588,8 @@ impl DoomLoopMonitor {
         text.push_js(tool_name);
         text.push_str(&message);
         Some(Verdict {
-            detector: Value::String(JsString::from(detector)),
+            detector,
+            opt_in_detector: Some(opt_in),
             action,
             streak,
             fingerprint,
@@ -590,13 +604,14 @@ impl DoomLoopMonitor {
         fingerprint: &JsString,
         period: usize,
         repeats: f64,
-        allow_block: bool,
+        options: &RecordOptions,
     ) -> Option<Verdict> {
         let repeats_text = js_number(repeats);
+        // Reported under the record's own kind: a cycle is repeated calls.
         self.beyond_verdict(
-            TOOL_CYCLE,
+            (options.detector.clone(), TOOL_CYCLE),
             repeats,
-            allow_block,
+            options.allow_block,
             fingerprint.clone(),
             tool_name,
             format!(
@@ -646,7 +661,7 @@ impl DoomLoopMonitor {
             let outcome = JsString::from(crate::fingerprint::fingerprint_key_material(outcome)?);
             if let Some(streak) = self.beyond.record_outcome(tool_name, input, outcome.clone()) {
                 verdict = self.beyond_verdict(
-                    NO_PROGRESS,
+                    (Value::String(JsString::from(TOOL_FINGERPRINT)), NO_PROGRESS),
                     streak,
                     false,
                     outcome,
@@ -661,7 +676,7 @@ impl DoomLoopMonitor {
         if self.config.beyond.failures {
             let streak = self.beyond.record_failure(tool_name, round, failed);
             let failure = self.beyond_verdict(
-                TOOL_FAILURE,
+                (Value::String(JsString::from(TOOL_FINGERPRINT)), TOOL_FAILURE),
                 streak,
                 false,
                 input.clone(),
@@ -704,8 +719,11 @@ impl DoomLoopMonitor {
             " (limit {}). Stopping before the loop burns the rest of the budget.",
             js_number(limit)
         ));
+        // Fed once per model response and naming no tool, like the text
+        // detectors: reported under the cross-turn kind.
         Some(Verdict {
-            detector: Value::String(JsString::from(BUDGET)),
+            detector: Value::String(JsString::from(TEXT_STREAK)),
+            opt_in_detector: Some(BUDGET),
             action: Action::Stop,
             streak: spent,
             fingerprint: JsString::from(fingerprint_string(&JsString::from(BUDGET))),
@@ -747,6 +765,7 @@ impl DoomLoopMonitor {
         let cross_turn = resolve_ladder_action(&self.config.ladder, streak, self.ladder_options(false))
             .map(|action| Verdict {
                 detector: Value::String(JsString::from(TEXT_STREAK)),
+                opt_in_detector: None,
                 action,
                 streak,
                 fingerprint,
@@ -772,6 +791,7 @@ impl DoomLoopMonitor {
         ));
         Some(Verdict {
             detector: Value::String(JsString::from(TEXT_REPETITION)),
+            opt_in_detector: None,
             action,
             streak: repeats,
             fingerprint: JsString::from(fingerprint_string(&repetition.sample)),

@@ -3,7 +3,12 @@
 //! stay the reference's, and their state survives getState → restore.
 
 use doom_loop::json::{parse, to_json, Value};
-use doom_loop::{resolve_doom_loop_option, DoomLoopMonitor, JsString, RecordOptions, ResolvedConfig};
+use doom_loop::{resolve_doom_loop_option, DoomLoopMonitor, JsString, RecordOptions, ResolvedConfig, Verdict};
+
+/// The detector a verdict names: the opt-in one when it raised the verdict.
+fn label(v: &Verdict) -> String {
+    v.opt_in_detector.map_or_else(|| to_json(&v.detector), |name| format!("\"{name}\""))
+}
 
 fn monitor(option: &str) -> DoomLoopMonitor {
     let config = resolve_doom_loop_option(Some(&parse(option).unwrap())).result.unwrap().unwrap();
@@ -18,7 +23,7 @@ fn calls(m: &mut DoomLoopMonitor, tool: &str, args: &[&str]) -> Vec<Option<(Stri
             m.record_tool_call(&JsString::from(tool), &parse(a).unwrap(), (i + 1) as f64, &RecordOptions::default())
                 .unwrap()
                 .verdict
-                .map(|v| (to_json(&v.detector), v.action.as_str()))
+                .map(|v| (label(&v), v.action.as_str()))
         })
         .collect()
 }
@@ -70,7 +75,7 @@ fn results(m: &mut DoomLoopMonitor, tool: &str, rounds: &[(&str, &str, bool)]) -
             m.record_tool_result(&tool, &record.fingerprint, Some(&outcome), *failed, round)
                 .unwrap()
                 .or(record.verdict)
-                .map(|v| (to_json(&v.detector), v.action.as_str()))
+                .map(|v| (label(&v), v.action.as_str()))
         })
         .collect()
 }
@@ -110,7 +115,7 @@ fn edit_test_edit_with_changing_results_is_silent() {
         let verdict = m.record_tool_result(&tool_test, &test.fingerprint, Some(&failing), round < 8, r).unwrap();
         // The same test command every round is the reference's own evidence;
         // the opt-in detectors add nothing while the results keep changing.
-        assert!(verdict.is_none() || to_json(&verdict.unwrap().detector) == "\"tool-failure\"");
+        assert!(verdict.is_none() || label(&verdict.unwrap()) == "\"tool-failure\"");
     }
 }
 
@@ -133,7 +138,7 @@ fn the_budget_guard_stops_a_loop_before_it_spends_the_limit() {
     for round in 1..=10 {
         m.record_tool_call(&tool, &args, round as f64, &RecordOptions::default()).unwrap();
         if let Some(v) = m.record_spend(1000.0) {
-            assert_eq!(to_json(&v.detector), "\"budget\"");
+            assert_eq!(label(&v), "\"budget\"");
             stopped_at = Some(round);
             break;
         }
@@ -160,10 +165,52 @@ fn defaults_stay_the_reference_and_state_survives_restore() {
     assert_eq!(to_json(&resumed.get_state()), to_json(&state));
     // The resumed run completes the A,B,A,B cycle on its next round.
     let v = resumed.record_tool_call(&JsString::from("t"), &parse(r#"{"x":2}"#).unwrap(), 1.0, &RecordOptions::default()).unwrap();
-    assert_eq!(v.verdict.map(|v| to_json(&v.detector)), Some("\"tool-cycle\"".to_string()));
+    assert_eq!(v.verdict.map(|v| label(&v)), Some("\"tool-cycle\"".to_string()));
 
     // A default monitor ignores the extra key, as the reference does.
     let mut reference = DoomLoopMonitor::new(ResolvedConfig::default());
     reference.restore(&state);
     assert!(!to_json(&reference.get_state()).contains("beyond"));
+}
+
+/// Regression (issue 10): opt-in verdicts carried `detector: "tool-cycle"` etc.,
+/// which a consumer validating against the reference (its engine's
+/// `DoomLoopDetected` payload schema) rejects. They now keep `detector` within
+/// the reference's four kinds and name the opt-in detector in `optInDetector`.
+#[test]
+fn opt_in_verdicts_keep_a_reference_detector_kind() {
+    let reference_kinds = ["tool-fingerprint", "server-tool-fingerprint", "text-repetition", "text-streak"];
+    let option = r#"{"cycles":true,"ledger":true,"failures":true,"budget":{"maxSpend":1}}"#;
+    let mut m = monitor(option);
+    let tool = JsString::from("get_invoice");
+    let mut seen = Vec::new();
+    for (i, args) in alternating(6, r#"{"id":"A"}"#, r#"{"id":"a "}"#).iter().enumerate() {
+        let round = (i + 1) as f64;
+        let record = m.record_tool_call(&tool, &parse(args).unwrap(), round, &RecordOptions::default()).unwrap();
+        let result = m.record_tool_result(&tool, &record.fingerprint, Some(&parse("{}").unwrap()), false, round).unwrap();
+        seen.extend(record.verdict.into_iter().chain(result));
+        let pay = JsString::from("pay");
+        let call = m.record_tool_call(&pay, &parse(&format!(r#"{{"n":{i}}}"#)).unwrap(), round, &RecordOptions::default()).unwrap();
+        let failure = m.record_tool_result(&pay, &call.fingerprint, Some(&parse(&format!(r#"{{"n":{i}}}"#)).unwrap()), true, round).unwrap();
+        seen.extend(failure);
+    }
+    let server = m.record_tool_call(&JsString::from("server:web_search_call"), &parse("{}").unwrap(), 7.0, &RecordOptions::server_tool()).unwrap();
+    seen.extend(server.verdict);
+    seen.extend(m.record_spend(5.0));
+    let mut opt_ins: Vec<&str> = seen.iter().filter_map(|v| v.opt_in_detector).collect();
+    opt_ins.sort_unstable();
+    opt_ins.dedup();
+    assert_eq!(opt_ins, ["budget", "no-progress", "tool-cycle", "tool-failure"]);
+    for v in &seen {
+        let kind = to_json(&v.detector);
+        assert!(reference_kinds.iter().any(|k| kind == format!("\"{k}\"")), "{kind}");
+        let json = v.to_json();
+        match v.opt_in_detector {
+            Some(name) => assert!(json.starts_with(&format!("{{\"detector\":{kind},\"optInDetector\":\"{name}\",")), "{json}"),
+            None => assert!(!json.contains("optInDetector"), "{json}"),
+        }
+    }
+    let budget = seen.iter().find(|v| v.opt_in_detector == Some("budget")).unwrap();
+    assert_eq!(to_json(&budget.detector), "\"text-streak\"");
+    assert!(budget.tool_name.is_none());
 }

@@ -489,11 +489,12 @@ fuzz_target!(|data: &[u8]| {
                         let cycle = record
                             .verdict
                             .as_ref()
-                            .is_some_and(|v| v.detector == Value::String(JsString::from(doom_loop::beyond::TOOL_CYCLE)));
+                            .is_some_and(|v| v.opt_in_detector == Some(doom_loop::beyond::TOOL_CYCLE));
                         if cycle {
                             // The opt-in cycle verdict only wins when stronger.
                             let v = record.verdict.as_ref().unwrap();
                             assert!(config.beyond.cycles.is_some());
+                            assert_eq!(v.detector, options.detector);
                             assert!(expected.is_none_or(|e| v.action > e), "cycle verdict {:?} over {expected:?}", v.action);
                         } else {
                             assert_eq!(record.verdict.as_ref().map(|v| v.action), expected);

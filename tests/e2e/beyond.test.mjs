@@ -86,7 +86,8 @@ async function captureWarnings(fn) {
   }
 }
 
-const verdictsOf = (input) => input.getDoomLoopVerdicts().map((v) => `${v.detector}:${v.action}@${v.streak}`);
+// Opt-in verdicts name their detector in `optInDetector`; `detector` stays a reference kind.
+const verdictsOf = (input) => input.getDoomLoopVerdicts().map((v) => `${v.optInDetector ?? v.detector}:${v.action}@${v.streak}`);
 const lastOutput = (body) => JSON.parse(functionCallOutputs(body).at(-1).output);
 const repeat = (n, value) => Array(n).fill(value);
 
@@ -135,7 +136,8 @@ describe('(1) cycles: a model alternating "INV-2291" / "inv-2291 " — no loopKe
       'tool-cycle:stop@6', // round 12, previewed: it never runs
     ]);
     const stop = run.input.getDoomLoopVerdict();
-    assert.equal(stop.detector, 'tool-cycle');
+    assert.equal(stop.optInDetector, 'tool-cycle');
+    assert.equal(stop.detector, 'tool-fingerprint');
     assert.equal(stop.toolName, 'get_invoice');
     assert.equal(stop.fingerprint, fingerprintToolCallSync('get_invoice', { invoice_id: 'inv-2291 ' }));
     assert.equal(
@@ -204,7 +206,8 @@ describe('(2) cycles: an A/B ping-pong between two argument sets', () => {
     const paths = ['src/a.ts', 'src/b.ts', 'src/c.ts'];
     const s4 = pingPong(paths);
     const caught = await runCallModel({ script: s4.model, request: request(s4), adapter: { doomLoop: { cycles: true } } });
-    assert.equal(caught.input.getDoomLoopVerdict().detector, 'tool-cycle');
+    assert.equal(caught.input.getDoomLoopVerdict().optInDetector, 'tool-cycle');
+    assert.equal(caught.input.getDoomLoopVerdict().detector, 'tool-fingerprint');
     const s2 = pingPong(paths);
     const missed = await runCallModel({
       script: s2.model,
@@ -359,7 +362,8 @@ describe('(3b) result verdicts on the other rungs, and a caller-owned HooksManag
       adapter: { doomLoop: { ledger: true, budget: { maxSpend: 1e9 } } },
     });
     assert.equal(run.srv.requests.length, 8);
-    assert.equal(run.input.getDoomLoopVerdict().detector, 'no-progress');
+    assert.equal(run.input.getDoomLoopVerdict().optInDetector, 'no-progress');
+    assert.equal(run.input.getDoomLoopVerdict().detector, 'tool-fingerprint');
     assert.deepEqual(seen, ['initial', ...Array.from({ length: 6 }, () => ['pending', 'tool_round']).flat(), 'final']);
     // The adapter's state saw the same 8 responses.
     assert.equal(run.input.getDoomLoopState().beyond.spent, run.srv.responses.reduce((n, r) => n + r.usage.input_tokens + r.usage.output_tokens, 0));
@@ -557,7 +561,8 @@ describe('(5)-(7) legitimate repetition stays silent with all four detectors on'
     // 7 identical answers: stopped after the 6th, before the job is done.
     const longer = poller([...repeat(7, { status: 'running' }), { status: 'done' }]);
     const stopped = await runCallModel({ script: longer.model, request: pollRequest(longer), adapter: { doomLoop: { ledger: true } } });
-    assert.equal(stopped.input.getDoomLoopVerdict().detector, 'no-progress');
+    assert.equal(stopped.input.getDoomLoopVerdict().optInDetector, 'no-progress');
+    assert.equal(stopped.input.getDoomLoopVerdict().detector, 'tool-fingerprint');
     assert.equal(longer.executions.length, 6);
     // The remedy for a poller: keep it out of the ledger.
     const exempt = poller([...repeat(7, { status: 'running' }), { status: 'done' }]);
@@ -607,7 +612,8 @@ describe('(5)-(7) legitimate repetition stays silent with all four detectors on'
     assert.deepEqual(verdictsOf(missed.input), []);
     const agent = make();
     const run = await runCallModel({ script: agent.model, request: shRequest(agent), adapter: { doomLoop: { cycles: true } } });
-    assert.equal(run.input.getDoomLoopVerdict().detector, 'tool-cycle');
+    assert.equal(run.input.getDoomLoopVerdict().optInDetector, 'tool-cycle');
+    assert.equal(run.input.getDoomLoopVerdict().detector, 'tool-fingerprint');
     assert.match(run.input.getDoomLoopVerdict().message, /cycling through the same 4 calls \(6 times in a row\)/);
     assert.equal(run.srv.requests.length, 25);
   });
@@ -703,7 +709,8 @@ describe('(8) budget guard', () => {
     assert.deepEqual(s.executions.map((e) => e.invoice_id), ['INV-1', 'INV-2', 'INV-3', 'INV-9', 'INV-9', 'INV-9']);
     assert.deepEqual(verdictsOf(run.input), ['tool-fingerprint:observe@2', 'tool-fingerprint:observe@3', 'budget:stop@300']);
     const stop = run.input.getDoomLoopVerdict();
-    assert.equal(stop.detector, 'budget');
+    assert.equal(stop.optInDetector, 'budget');
+    assert.equal(stop.detector, 'text-streak');
     assert.equal(stop.toolName, undefined);
     assert.equal(
       stop.message,
@@ -747,7 +754,8 @@ describe('(9) persistence: a run stopped by a new detector, saved and resumed', 
     assert.equal(first.executions.length, 6);
     const saved = store.get().doomLoop;
     assert.deepEqual(saved.stopVerdict, run1.input.getDoomLoopVerdict());
-    assert.equal(saved.stopVerdict.detector, 'tool-failure');
+    assert.equal(saved.stopVerdict.optInDetector, 'tool-failure');
+    assert.equal(saved.stopVerdict.detector, 'tool-fingerprint');
     assert.deepEqual(saved.beyond, { failures: { deploy: 6 } });
     assert.deepEqual(saved, run1.input.getDoomLoopState());
 

@@ -476,7 +476,12 @@ fn shows_message(verdict: &Verdict) -> bool {
     verdict.action >= Action::Steer
 }
 
+/// The opt-in detector when one raised the verdict: it says more than the
+/// reference kind it is reported under.
 fn detector_name(verdict: &Verdict) -> String {
+    if let Some(name) = verdict.opt_in_detector {
+        return name.to_string();
+    }
     match &verdict.detector {
         Value::String(s) => s.to_string(),
         other => doom_loop::json::to_json(other),

@@ -104,3 +104,16 @@ fn a_results_field_that_is_not_an_array_is_an_error_naming_the_round() {
     let error = parse_transcript(&parse(r#"{"rounds":[{"calls":[],"results":5}]}"#).unwrap()).unwrap_err();
     assert!(error.to_string().contains("rounds[0]"), "{error}");
 }
+
+/// Regression (issue 10): opt-in verdicts now carry a reference `detector`
+/// kind; the timeline still names the opt-in detector that stopped the run.
+#[test]
+fn a_cycle_stop_is_rendered_under_the_opt_in_name() {
+    let round = |id: &str| format!(r#"{{"calls":[{{"toolName":"get_invoice","args":{{"invoice_id":"{id}"}}}}]}}"#);
+    let rounds: Vec<String> = (0..12).map(|i| round(if i % 2 == 0 { "INV-2291" } else { "inv-2291 " })).collect();
+    let timeline = run(&format!(r#"{{"doomLoop":{{"cycles":true}},"rounds":[{}]}}"#, rounds.join(",")));
+    let stop = timeline.stop_verdict.as_ref().unwrap();
+    assert_eq!(stop.opt_in_detector, Some("tool-cycle"));
+    assert!(timeline.render().ends_with("(tool-cycle streak 6)\n"), "{}", timeline.render());
+    assert!(timeline.to_json().contains(r#""detector":"tool-fingerprint","optInDetector":"tool-cycle""#));
+}

@@ -1,0 +1,62 @@
+// Fenced code blocks of a Markdown file, with the language of their info
+// string and the 1-based line of their first content line.
+
+/** @returns {{ lang: string, info: string, line: number, code: string }[]} */
+export function codeBlocks(markdown) {
+  const lines = markdown.split('\n');
+  const blocks = [];
+  let open = null;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (open === null) {
+      const start = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)(.*)$/.exec(line);
+      if (start) open = { fence: start[1], info: (start[2] + start[3]).trim(), lang: start[2].toLowerCase(), line: i + 2, body: [] };
+      continue;
+    }
+    const close = new RegExp(`^ {0,3}${open.fence[0]}{${open.fence.length},}\\s*$`);
+    if (close.test(line)) {
+      blocks.push({ lang: open.lang, info: open.info, line: open.line, code: open.body.join('\n') });
+      open = null;
+    } else {
+      open.body.push(line);
+    }
+  }
+  if (open !== null) throw new Error(`unclosed code fence opened at line ${open.line - 1}`);
+  return blocks;
+}
+
+/** What the checker does with a block of this language. */
+export function kindOf(lang) {
+  if (['js', 'javascript', 'mjs'].includes(lang)) return 'js';
+  if (['ts', 'typescript', 'mts'].includes(lang)) return 'ts';
+  if (lang === 'rust') return 'rust';
+  return 'other';
+}
+
+/**
+ * The output a block says it prints: when the block calls `console.log`, the
+ * run of `//` comment lines that ends it, one expected stdout line each.
+ * `null` when there is none.
+ */
+export function expectedOutput(code) {
+  if (!/console\.log\(/.test(code)) return null;
+  const lines = code.replace(/\s+$/, '').split('\n');
+  const expected = [];
+  for (let i = lines.length - 1; i >= 0 && /^\s*\/\/ ?/.test(lines[i]); i--) {
+    expected.unshift(lines[i].replace(/^\s*\/\/ ?/, ''));
+  }
+  return expected.length > 0 ? expected : null;
+}
+
+/**
+ * Does a printed line match an expected one? Runs of spaces are one space,
+ * and `…` stands for any text.
+ */
+export function outputMatches(actual, expected) {
+  const squash = (s) => s.replace(/\s+/g, ' ').trim();
+  const pattern = squash(expected)
+    .split('…')
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
+  return new RegExp(`^${pattern}$`, 's').test(squash(actual));
+}
