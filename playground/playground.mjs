@@ -5,12 +5,9 @@
 // ladder and the stop all live in the Rust core. This file only turns its
 // answers into DOM, and captures the `console.warn` output of the resolver
 // and of `restore` to show it.
-import {
-  init,
-  replayTranscript,
-  resolveDoomLoopOption,
-  DoomLoopMonitor,
-} from './pkg/browser.mjs';
+import { init, resolveDoomLoopOption, DoomLoopMonitor } from './pkg/browser.mjs';
+// The trace tooling is its own module (doom-loop-wasm/replay).
+import { init as initTooling, replayTranscript } from './pkg/replay-browser.mjs';
 import { EXAMPLES } from './examples.mjs';
 
 const RUNGS = ['observe', 'steer', 'escalate', 'block', 'stop'];
@@ -643,7 +640,7 @@ function wire() {
 async function main() {
   const status = $('load-status');
   try {
-    await init();
+    await Promise.all([init(), initTooling()]);
   } catch (error) {
     status.textContent = `Could not load the WebAssembly module: ${describeError(error)}. Is pkg/ built (bash scripts/build-pkg.sh)?`;
     status.className = 'load-status message message-error';

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The npm package as it would be published (`make test-pkg`): publint and
+# @arethetypeswrong/cli (both pinned dev dependencies, offline) on the
+# packed tarball, and `npm publish --dry-run`, which must print no warning.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+PATH="$ROOT/node_modules/.bin:$PATH"
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+
+tarball="$TMP/$(npm pack pkg --ignore-scripts --pack-destination "$TMP" --loglevel=error | tail -n 1)"
+echo "check-pkg: publint"
+publint run pkg --strict --level suggestion
+echo "check-pkg: @arethetypeswrong/cli"
+# node10 resolution (TypeScript's `moduleResolution: node`) has no
+# `exports`, so it cannot see the subpath entries; every other mode must be
+# clean.
+attw "$tarball" --profile node16 --format table-flipped
+echo "check-pkg: npm publish --dry-run"
+out="$(cd pkg && npm publish --dry-run --ignore-scripts 2>&1)" || { echo "$out"; exit 1; }
+if grep -iE '^npm (warn|error)' <<< "$out"; then
+  echo "check-pkg: npm publish --dry-run warned (above)" >&2
+  exit 1
+fi
+echo "check-pkg: ok ($(grep -E 'total files' <<< "$out" | sed 's/.*total files: *//') files)"
