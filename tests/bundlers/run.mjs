@@ -259,11 +259,11 @@ const SETUPS = [
   ['Vite 7 dev server', INLINE, (dir) => viteDev(dir, 'vite7')],
   ['Vite 7 dev server, optimizeDeps.exclude', MAIN, (dir) => viteDev(dir, 'vite7', { optimizeDeps: { exclude: [MAIN] } })],
   ['Vite 8 build', MAIN, (dir) => viteBuild(dir, 'vite')],
-  ['Vite 8 dev server', INLINE, (dir) => viteDev(dir, 'vite')],
+  ['Vite 8 dev server', MAIN, (dir) => viteDev(dir, 'vite')],
   ['Vite 8 dev server, optimizeDeps.exclude', MAIN, (dir) => viteDev(dir, 'vite', { optimizeDeps: { exclude: [MAIN] } })],
   ['webpack 5, target web', MAIN, (dir) => webpackBuild(dir, 'web')],
   ['webpack 5, target node', INLINE, (dir) => webpackBuild(dir, 'node')],
-  ['Bun bundler, target bun', MAIN, (dir) => bunBuild(dir, 'bun')],
+  ['Bun bundler, target bun', INLINE, (dir) => bunBuild(dir, 'bun')],
   ['Bun bundler, target node', INLINE, (dir) => bunBuild(dir, 'node')],
   ['Bun bundler, target browser', INLINE, (dir) => bunBuild(dir, 'browser')],
 ];
