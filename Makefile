@@ -62,8 +62,8 @@ test-runtimes:
 ## and in headless Debian Chromium through Debian's chromedriver (nothing is
 ## downloaded; wasm/webdriver.json passes Chromium its flags).
 test-wasm: test-tools
-	wasm-pack --quiet test --node wasm --mode no-install
-	wasm-pack --quiet test --headless --chrome --chromedriver /usr/bin/chromedriver wasm --mode no-install
+	wasm-pack test --node --mode no-install wasm
+	wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver --mode no-install wasm
 
 ## The package as published: publint, @arethetypeswrong/cli, and
 ## `npm publish --dry-run` without a warning.
