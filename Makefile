@@ -7,13 +7,14 @@ export PATH := $(CURDIR)/.tools/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 CORPUS ?= vectors/reference
 CARGO ?= cargo
 
-.PHONY: all tools test-tools build demo test test-rust test-js test-runtimes test-types test-docs conformance clippy bench bench-eval fuzz playground clean measure-recommended
+.PHONY: all tools test-tools build demo test test-rust test-js test-runtimes test-types test-docs test-wasm test-pkg test-bundlers conformance clippy bench bench-eval fuzz playground clean measure-recommended
 
 all: build
 
-## What building and the demo need (rustup target, wasm-bindgen-cli, npm deps).
+## What building and the demo need (rustup target, wasm-bindgen-cli,
+## wasm-pack, npm deps).
 tools:
-	@bash scripts/install-tools.sh rust wasm-bindgen npm
+	@bash scripts/install-tools.sh rust wasm-bindgen wasm-pack npm
 
 ## Plus Debian's Chromium for the browser tests.
 test-tools: tools
@@ -35,6 +36,9 @@ test: test-tools build test-rust clippy
 	@$(MAKE) --no-print-directory test-types
 	@$(MAKE) --no-print-directory test-docs
 	@$(MAKE) --no-print-directory test-runtimes
+	@$(MAKE) --no-print-directory test-wasm
+	@$(MAKE) --no-print-directory test-pkg
+	@$(MAKE) --no-print-directory test-bundlers
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-15}
 
 test-rust:
@@ -68,6 +72,22 @@ test-docs:
 
 test-runtimes:
 	@bash scripts/test-runtimes.sh
+
+## The binding's wasm-bindgen-test suites (wasm/tests/) inside wasm: in Node,
+## and in headless Debian Chromium through Debian's chromedriver (nothing is
+## downloaded; wasm/webdriver.json passes Chromium its flags).
+test-wasm: test-tools
+	wasm-pack test --node --mode no-install wasm
+	wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver --mode no-install wasm
+
+## The package as published: publint, @arethetypeswrong/cli, and
+## `npm publish --dry-run` without a warning.
+test-pkg: build
+	@bash scripts/check-pkg.sh
+
+## The bundler matrix (esbuild, Vite 7/8 build and dev, webpack 5, Bun).
+test-bundlers: build
+	node tests/bundlers/run.mjs
 
 bench: build
 	$(CARGO) bench --bench core

@@ -522,16 +522,6 @@ if (typeof Symbol.dispose === 'symbol') {
   });
 }
 
-/**
- * Replays a transcript (`{doomLoop?, loopKeys?, rounds: [{text?, calls}]}`,
- * or a chat / Responses message list) through a fresh detector; returns the
- * timeline, with its terminal rendering as `text`.
- */
-export function replayTranscript(transcript) {
-  assertReady();
-  return JSON.parse(core.replayTranscript(lower(transcript)));
-}
-
 // Not `async`: the reference canonicalizes before it awaits, so bad key
 // material throws synchronously there too.
 export function fingerprintToolCall(toolName, keyMaterial) {

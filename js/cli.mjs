@@ -2,7 +2,8 @@
 // `npx doomloop`: the package's CLI. The same subcommands, and the same
 // output, as the native `doomloop` (both print what the core renders).
 import { readFileSync } from 'node:fs';
-import { fingerprintToolCallSync, canonicalizeKeyMaterial, replayTranscript } from './node.mjs';
+import { fingerprintToolCallSync, canonicalizeKeyMaterial } from './node.mjs';
+import { replayTranscript } from './replay-node.mjs';
 
 const USAGE = `usage:
   doomloop replay [FILE] [--json]  replay a transcript (default: the billing-agent example)

@@ -1,63 +1,123 @@
-// Assembles pkg/ around the wasm-bindgen output: copies the hand-written
-// shim, derives its CommonJS twin (the same source, `import`/`export`
-// rewritten — so no logic is written twice), and writes package.json.
-import { readFileSync, writeFileSync, copyFileSync } from 'node:fs';
+// The post-process of the two wasm-pack builds (scripts/build-pkg.sh):
+// writes pkg/ around their output — the per-runtime entries of the main
+// entry (the lean detector module, doom_loop*) and of `./replay` (the full
+// module, doom_loop_full*: detector + trace tooling), the inlined-module
+// entry `./inline`, the hand-written shim from js/ and its CommonJS twins
+// (the same source, `import`/`export` rewritten — so no logic is written
+// twice), the types (.d.ts, and .d.cts for `require`), and package.json.
+//
+// Usage: node scripts/assemble-pkg.mjs OUT
+//   OUT already holds the wasm-pack output, optimised: doom_loop.js,
+//   doom_loop_bg.wasm, doom_loop_node.cjs, doom_loop_full.js,
+//   doom_loop_full_bg.wasm, doom_loop_full_node.cjs.
+import { readFileSync, writeFileSync, copyFileSync, existsSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = process.argv[2] ?? join(root, 'pkg');
 const js = (name) => join(root, 'js', name);
+const source = (file) => readFileSync(js(file), 'utf8');
 
-const shim = ['lower.js', 'core.js', 'api.js', 'adapter.js'];
-for (const file of shim) copyFileSync(js(file), join(out, file));
-copyFileSync(js('cli.mjs'), join(out, 'cli.mjs'));
+for (const file of ['cli.mjs', 'README.md']) copyFileSync(js(file), join(out, file));
 copyFileSync(join(root, 'examples', 'billing-agent.json'), join(out, 'billing-agent.json'));
-for (const file of ['workerd.mjs', 'browser.mjs', 'node.cjs']) {
-  copyFileSync(js(`entries/${file}`), join(out, file));
+for (const file of ['LICENSE-MIT', 'LICENSE-APACHE', 'CHANGELOG.md']) copyFileSync(join(root, file), join(out, file));
+
+/** The shim files `file` imports (`./x.js`), transitively, dependencies first, then `file`. */
+function closure(files, seen = new Set()) {
+  const order = [];
+  for (const file of files) {
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const deps = [...source(file).matchAll(/^import [^;]*? from '\.\/([\w-]+\.js)';/gm)].map((m) => m[1]);
+    order.push(...closure(deps, seen), file);
+  }
+  return order;
 }
-copyFileSync(js('index.d.ts'), join(out, 'index.d.ts'));
-copyFileSync(js('README.md'), join(out, 'README.md'));
 
 /** The names a shim file exports. */
 function exportsOf(file) {
-  const source = readFileSync(js(file), 'utf8');
-  const names = [...source.matchAll(/^export (?:async function|function|class|const|let) (\w+)/gm)].map((m) => m[1]);
-  for (const [, list] of source.matchAll(/^export \{([^}]*)\};/gm)) names.push(...list.split(',').map((n) => n.trim()));
+  const text = source(file);
+  const names = [...text.matchAll(/^export (?:async function|function|class|const|let) (\w+)/gm)].map((m) => m[1]);
+  for (const [, list] of text.matchAll(/^export \{([^}]*)\};/gm)) names.push(...list.split(',').map((n) => n.trim()));
   return names;
 }
-// What the package exports (the entries add `init`); the CommonJS module
-// also hands its entry `install`, which the entry keeps to itself.
-const publicNames = [...exportsOf('api.js'), ...exportsOf('adapter.js'), 'init'];
-const apiNames = [...publicNames.filter((n) => n !== 'init'), 'install'];
 
-/** One CommonJS module from the ESM shim files, in dependency order, exporting `names`. */
+/** One CommonJS module from ESM shim files (in dependency order), exporting `names`. */
 function commonJs(files, names) {
-  const bodies = files.map((file) =>
-    readFileSync(js(file), 'utf8')
+  const bodies = files.map((file) => {
+    const text = source(file);
+    if (/^import (?![^;]* from '\.\/[\w-]+\.js';)/m.test(text)) {
+      throw new Error(`js/${file}: the CommonJS derivation only handles imports of the shim's own files ('./x.js')`);
+    }
+    return text
       .replace(/^import [^;]+;\n/gm, '')
       .replace(/^export \{[^}]*\};\n/gm, '')
-      .replace(/^export (async function|function|class|const|let) /gm, '$1 '),
-  );
+      .replace(/^export (async function|function|class|const|let) /gm, '$1 ');
+  });
   return `'use strict';\n${bodies.join('\n')}\nmodule.exports = { ${names.join(', ')} };\n`;
 }
-writeFileSync(join(out, 'api.cjs'), commonJs(shim, apiNames));
+
+// The ESM shim, as it is.
+const detectorShim = closure(['api.js', 'adapter.js']);
+const toolingShim = closure(['replay.js']);
+for (const file of new Set([...detectorShim, ...toolingShim])) copyFileSync(js(file), join(out, file));
+
+// What each entry exports (every entry adds `init`); the CommonJS modules
+// also hand their entry what it installs with, which the entry keeps.
+const mainNames = [...exportsOf('api.js'), ...exportsOf('adapter.js'), 'replayTranscript', 'init'];
+const replayNames = [...exportsOf('replay.js'), 'init'];
+writeFileSync(join(out, 'api.cjs'), commonJs(detectorShim, [...exportsOf('api.js'), ...exportsOf('adapter.js'), 'install']));
+writeFileSync(join(out, 'replay.cjs'), commonJs(toolingShim, [...exportsOf('replay.js'), 'installTooling']));
+
+const entries = ['node.cjs', 'browser.mjs', 'workerd.mjs', 'inline.mjs', 'replay-node.cjs', 'replay-browser.mjs', 'replay-workerd.mjs'];
+const types = { main: 'index', replay: 'replay' };
+/** Deno, loading a file by path, finds its types through this header. */
+const selfTypes = (file, dts) => `// @ts-self-types="./${dts}"\n${file}`;
+for (const entry of entries) {
+  const dts = entry.startsWith('replay') ? types.replay : types.main;
+  const text = source(`entries/${entry}`);
+  writeFileSync(join(out, entry), entry.endsWith('.cjs') ? text : selfTypes(text, `${dts}.d.ts`));
+}
 
 // Node ESM, Bun and Deno load the CommonJS entry and re-export it: one
 // wasm instance however the package is reached (import and require share
 // it), and fewer modules to load at startup than the ESM shim.
-writeFileSync(
-  join(out, 'node.mjs'),
-  `// Node ≥ 20 (ESM), Bun and Deno: the CommonJS entry (node.cjs), which reads
+function nodeEsm(cjs, names, dts) {
+  return selfTypes(
+    `// Node ≥ 20 (ESM), Bun and Deno: the CommonJS entry (${cjs}), which reads
 // and compiles the .wasm synchronously, re-exported by name — so \`import\`
 // and \`require\` share one instance, and \`init()\` is a no-op.
 // Generated by scripts/assemble-pkg.mjs.
 import { createRequire } from 'node:module';
 
-const api = createRequire(import.meta.url)('./node.cjs');
-export const { ${publicNames.join(', ')} } = api;
+const api = createRequire(import.meta.url)('./${cjs}');
+export const { ${names.join(', ')} } = api;
 `,
+    dts,
+  );
+}
+writeFileSync(join(out, 'node.mjs'), nodeEsm('node.cjs', mainNames, 'index.d.ts'));
+writeFileSync(join(out, 'replay-node.mjs'), nodeEsm('replay-node.cjs', replayNames, 'replay.d.ts'));
+
+// The inlined lean module for `./inline`.
+const wasm = readFileSync(join(out, 'doom_loop_bg.wasm'));
+writeFileSync(
+  join(out, 'inline-wasm.mjs'),
+  `// The lean detector module (doom_loop_bg.wasm), base64. Generated by scripts/assemble-pkg.mjs.\nexport default ${JSON.stringify(wasm.toString('base64'))};\n`,
 );
 
-const version = JSON.parse(readFileSync(join(root, 'js', 'package.json'), 'utf8'));
-writeFileSync(join(out, 'package.json'), `${JSON.stringify(version, null, 2)}\n`);
+// Types: one declaration file per entry, and its CommonJS twin (.d.cts)
+// for `require`, so TypeScript's node16/nodenext resolution sees a CommonJS
+// module where Node loads one. The declarations are plain
+// `export declare …` statements, which read the same in either mode; a
+// relative import (`./index.js`) points at the twin of the same mode.
+for (const dts of Object.values(types)) {
+  if (!existsSync(js(`${dts}.d.ts`))) throw new Error(`js/${dts}.d.ts is missing`);
+  const text = source(`${dts}.d.ts`);
+  writeFileSync(join(out, `${dts}.d.ts`), text);
+  writeFileSync(join(out, `${dts}.d.cts`), text.replace(/(from\s+['"]\.\/[\w-]+)\.js(['"])/g, '$1.cjs$2'));
+}
+
+const manifest = JSON.parse(readFileSync(join(root, 'js', 'package.json'), 'utf8'));
+writeFileSync(join(out, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);

@@ -4,6 +4,7 @@
 # Idempotent and fast when everything is already in place. Installs into the
 # project where possible:
 #   .tools/bin/wasm-bindgen      wasm-bindgen-cli, exact version from Cargo.lock
+#   .tools/bin/wasm-pack         wasm-pack, the version pinned below (WASM_PACK_VERSION)
 #   node_modules/                npm devDependencies from package-lock.json (npm ci)
 #   .tools/bin/{bun,deno,workerd,wasm-opt}  symlinks to the binaries inside node_modules
 # and system-wide (needs root or sudo):
@@ -11,12 +12,13 @@
 #   Debian chromium + chromium-driver (apt)
 #
 # Usage: scripts/install-tools.sh [STEP...]
-#   STEP is any of: rust wasm-bindgen npm chromium   (default: all of them)
+#   STEP is any of: rust wasm-bindgen wasm-pack npm chromium   (default: all of them)
 # Environment:
 #   DOOM_LOOP_TOOLS_CACHE=DIR  machine-wide cache of the built wasm-bindgen-cli
-#     binaries (DIR/wasm-bindgen-cli-<V>/; default ~/.cache/doom-loop-tools,
-#     empty to disable). A fresh clone on a machine that built them once (CI)
-#     copies them instead of spending ~5.5 min in `cargo install`.
+#     and wasm-pack binaries (DIR/wasm-bindgen-cli-<V>/, DIR/wasm-pack-<V>/;
+#     default ~/.cache/doom-loop-tools, empty to disable). A fresh clone on a
+#     machine that built them once (CI) copies them instead of spending
+#     ~5.5 min (wasm-bindgen-cli) and ~4 min (wasm-pack) in `cargo install`.
 #
 # Notes (see scripts/RUNTIMES.md for the details):
 # * npm install scripts are never run (npm ci --ignore-scripts): the
@@ -49,7 +51,7 @@ want() {  # want STEP -> true if STEP was requested (or no steps were given)
 }
 STEPS=("$@")
 for s in "${STEPS[@]}"; do
-  case "$s" in rust|wasm-bindgen|npm|chromium) ;; *) die "unknown step '$s' (expected: rust wasm-bindgen npm chromium)";; esac
+  case "$s" in rust|wasm-bindgen|wasm-pack|npm|chromium) ;; *) die "unknown step '$s' (expected: rust wasm-bindgen wasm-pack npm chromium)";; esac
 done
 
 as_root() {
@@ -125,6 +127,40 @@ if want wasm-bindgen; then
       log "wasm-bindgen: cached in $cache"
     fi
     took "wasm-bindgen-cli $WB_VERSION" "$t"
+  fi
+fi
+
+# ------------------------------------------------------------------ wasm-pack
+# wasm-pack drives the package build (scripts/build-pkg.sh) and the
+# wasm-bindgen-test suites. Pinned, built from crates.io with its own
+# Cargo.lock; it never downloads anything at build time: the build runs it
+# with `--mode no-install` and `--no-opt`, and it finds the pinned
+# wasm-bindgen (and wasm-bindgen-test-runner) on PATH in .tools/bin.
+WASM_PACK_VERSION=0.15.1
+if want wasm-pack; then
+  t=$SECONDS
+  have="$("$TOOLS/bin/wasm-pack" --version 2>/dev/null || true)"
+  cache_root="${DOOM_LOOP_TOOLS_CACHE-${XDG_CACHE_HOME:-$HOME/.cache}/doom-loop-tools}"
+  cache="${cache_root:+$cache_root/wasm-pack-$WASM_PACK_VERSION}"
+  if [ "$have" != "wasm-pack $WASM_PACK_VERSION" ] && [ -n "$cache" ] \
+     && [ "$("$cache/wasm-pack" --version 2>/dev/null || true)" = "wasm-pack $WASM_PACK_VERSION" ]; then
+    log "wasm-pack: copying $WASM_PACK_VERSION from \$DOOM_LOOP_TOOLS_CACHE ($cache)"
+    cp -f "$cache/wasm-pack" "$TOOLS/bin/"
+    have="$("$TOOLS/bin/wasm-pack" --version 2>/dev/null || true)"
+  fi
+  if [ "$have" = "wasm-pack $WASM_PACK_VERSION" ]; then
+    log "wasm-pack: $have already in .tools/bin"
+  else
+    log "wasm-pack: ${have:-not installed}; installing wasm-pack $WASM_PACK_VERSION (cargo install --locked, ~4 min on 2 cores)"
+    cargo install --locked --root "$TOOLS" wasm-pack --version "=$WASM_PACK_VERSION" --force
+    have="$("$TOOLS/bin/wasm-pack" --version)"
+    [ "$have" = "wasm-pack $WASM_PACK_VERSION" ] || die "installed wasm-pack reports '$have', expected $WASM_PACK_VERSION"
+    if [ -n "$cache" ]; then
+      mkdir -p "$cache"
+      cp -f "$TOOLS/bin/wasm-pack" "$cache/"
+      log "wasm-pack: cached in $cache"
+    fi
+    took "wasm-pack $WASM_PACK_VERSION" "$t"
   fi
 fi
 

@@ -237,22 +237,26 @@ await compare(
   3,
 );
 
-const wasm = readFileSync(new URL('../../pkg/doom_loop_bg.wasm', import.meta.url));
-console.log(`\n.wasm: ${wasm.length} bytes raw, ${gzipSync(wasm, { level: 9 }).length} bytes gzipped`);
+// Module sizes: the detector module every agent loads (main entry) and the
+// full module of `doom-loop-wasm/replay` (detector + trace tooling).
+for (const [name, file] of [['detector module (main entry)', 'doom_loop_bg.wasm'], ['full module (./replay)', 'doom_loop_full_bg.wasm']]) {
+  const wasm = readFileSync(new URL(`../../pkg/${file}`, import.meta.url));
+  console.log(`${name.padEnd(30)} ${file}: ${wasm.length} bytes raw, ${gzipSync(wasm, { level: 9 }).length} bytes gzipped`);
+}
 
-const entry = fileURLToPath(new URL('../../pkg/node.mjs', import.meta.url));
-// The ESM loader's own first-import cost is paid before timing (node:crypto
-// node:fs and node:module are what the entry and its glue import), so this
-// is the package's cost.
-const probe = `await import('node:fs');await import('node:crypto');await import('node:module');const t=performance.now();await import(${JSON.stringify(entry)});console.log(performance.now()-t)`;
-const cold = [];
-for (let i = 0; i < 7; i++) {
-  cold.push(Number(execFileSync(process.execPath, ['--input-type=module', '-e', probe], { encoding: 'utf8' })));
+// Cold start: fresh processes time `before`…`after` (the ESM loader's own
+// first-import cost — node:fs, node:module — is paid before timing, so this
+// is the package's cost).
+function coldStart(file, timed, runs = 9) {
+  const entry = JSON.stringify(fileURLToPath(new URL(`../../pkg/${file}`, import.meta.url)));
+  const probe = `await import('node:fs');await import('node:module');${timed(entry)}`;
+  const times = [];
+  for (let i = 0; i < runs; i++) times.push(Number(execFileSync(process.execPath, ['--input-type=module', '-e', probe], { encoding: 'utf8' })));
+  return median(times).toFixed(2);
 }
-const firstCall = `const m=await import(${JSON.stringify(entry)});const t=performance.now();m.fingerprintToolCallSync('bash',${JSON.stringify(small)});console.log(performance.now()-t)`;
-const first = [];
-for (let i = 0; i < 5; i++) {
-  first.push(Number(execFileSync(process.execPath, ['--input-type=module', '-e', firstCall], { encoding: 'utf8' })));
-}
-console.log(`cold start, import + init (Node): median ${median(cold).toFixed(2)} ms over ${cold.length} fresh processes`);
-console.log(`first call after a cold start (small fingerprint, unoptimised tier): median ${median(first).toFixed(2)} ms`);
+const importAndInit = (entry) => `const t=performance.now();const m=await import(${entry});await m.init();console.log(performance.now()-t)`;
+const firstCall = (entry) =>
+  `const m=await import(${entry});const t=performance.now();m.fingerprintToolCallSync('bash',${JSON.stringify(small)});console.log(performance.now()-t)`;
+console.log(`cold start, import + init (Node), main entry: median ${coldStart('node.mjs', importAndInit)} ms over 9 fresh processes`);
+console.log(`cold start, import + init (Node), ./replay:   median ${coldStart('replay-node.mjs', importAndInit)} ms over 9 fresh processes`);
+console.log(`first call after a cold start (small fingerprint, unoptimised tier): median ${coldStart('node.mjs', firstCall, 5)} ms`);

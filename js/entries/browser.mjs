@@ -1,6 +1,6 @@
-// Browsers and bundlers (Vite, …): the .wasm is fetched, so `await init()`
-// once before the first call; calling earlier throws a clear error.
-// Idempotent: later calls return the same promise.
+// Browsers and bundlers (Vite, webpack, …): the lean detector module is
+// fetched, so `await init()` once before the first call; calling earlier
+// throws a clear error. Idempotent: later calls return the same promise.
 import initGlue, * as glue from './doom_loop.js';
 import { install } from './core.js';
 
@@ -16,3 +16,5 @@ export function init(input) {
 
 export * from './api.js';
 export * from './adapter.js';
+// Works once `doom-loop-wasm/replay` is initialised; a clear error otherwise.
+export { replayFromMainEntry as replayTranscript } from './tooling.js';

@@ -1,14 +1,24 @@
-// Node ≥ 20 via require(): the CommonJS glue loads the .wasm synchronously.
+// Node ≥ 20 via require() (and, through node.mjs, Node ESM, Bun and Deno):
+// the CommonJS glue loads the lean detector module synchronously.
 'use strict';
 const { install, ...api } = require('./api.cjs');
 
 const glue = require('./doom_loop_node.cjs');
-// The runtime's native SHA-256 for large inputs (the core decides when).
-const { createHash } = require('node:crypto');
+// The runtime's native SHA-256 for large inputs (the core decides when);
+// node:crypto is loaded on the first of them, not at import (it would be
+// a good part of the cold start).
 const memory = glue.ioMemory();
-glue.setHostSha256((address, length) =>
-  createHash('sha256').update(new Uint8Array(memory.buffer, address, length)).digest(),
-);
+let createHash;
+glue.setHostSha256((address, length) => {
+  createHash ??= require('node:crypto').createHash;
+  return createHash('sha256').update(new Uint8Array(memory.buffer, address, length)).digest();
+});
 install(glue);
 api.init = async function init() {};
+// Backward compatibility: the trace tooling is a second module
+// (`doom-loop-wasm/replay`), loaded synchronously here on first use — not at
+// import, so agents that never replay never pay for it.
+api.replayTranscript = function replayTranscript(transcript) {
+  return require('./replay-node.cjs').replayTranscript(transcript);
+};
 module.exports = api;

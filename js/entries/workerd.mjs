@@ -10,4 +10,6 @@ install(glue);
 
 export * from './api.js';
 export * from './adapter.js';
+// Works once `doom-loop-wasm/replay` is imported; a clear error otherwise.
+export { replayFromMainEntry as replayTranscript } from './tooling.js';
 export async function init() {}

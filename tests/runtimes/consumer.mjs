@@ -54,7 +54,8 @@ const files = {
   // Node ESM, Bun, Deno.
   'app.mjs': [
     "import * as api from 'doom-loop-wasm';",
-    'export { api };',
+    "import * as replay from 'doom-loop-wasm/replay';",
+    'export { api, replay };',
     "export const resolved = import.meta.resolve('doom-loop-wasm');",
     '',
   ].join('\n'),
@@ -62,12 +63,14 @@ const files = {
   'app.cjs': [
     "'use strict';",
     "exports.api = require('doom-loop-wasm');",
+    "exports.replay = require('doom-loop-wasm/replay');",
     "exports.resolved = require.resolve('doom-loop-wasm');",
     '',
   ].join('\n'),
   // Cloudflare Worker; the test data arrives as the text binding DATA.
   'worker.mjs': [
     "import * as api from 'doom-loop-wasm';",
+    "import * as replay from 'doom-loop-wasm/replay';",
     "import { runSuite } from '../suite.mjs';",
     'export default {',
     '  async fetch(request, env) {',
@@ -78,7 +81,7 @@ const files = {
     '        catch (e) { return /disallowed/i.test(e.message); }',
     '      }],',
     '    ];',
-    "    const summary = await runSuite(api, JSON.parse(env.DATA), { runtime: 'workerd', extra });",
+    "    const summary = await runSuite(api, JSON.parse(env.DATA), { runtime: 'workerd', extra, replay });",
     '    return Response.json(summary);',
     '  },',
     '};',
@@ -87,6 +90,7 @@ const files = {
   // Chromium page (served as is with an import map, or built by Vite).
   'browser-main.mjs': [
     "import * as api from 'doom-loop-wasm';",
+    "import * as replay from 'doom-loop-wasm/replay';",
     "import { runSuite } from '../suite.mjs';",
     '',
     "const runtime = new URLSearchParams(location.search).get('runtime') ?? 'chromium';",
@@ -100,7 +104,7 @@ const files = {
     'async function main() {',
     "  const response = await fetch(new URL('data.json', document.baseURI));",
     '  const data = await response.json();',
-    '  return runSuite(api, data, { runtime, browser: true, extra });',
+    '  return runSuite(api, data, { runtime, browser: true, extra, replay });',
     '}',
     'main().then(',
     '  (summary) => { globalThis.__doomLoopResult = summary; },',

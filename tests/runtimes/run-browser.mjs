@@ -99,7 +99,10 @@ try {
   const checks = [];
   if (runtime === 'vite') {
     const { outDir, wasm } = await viteBuild();
-    checks.push([`Vite emitted the .wasm as an asset (${wasm.join(', ')})`, wasm.length === 1]);
+    // The page imports the main entry and ./replay: the detector module and
+    // the full module, each emitted once.
+    const kinds = wasm.map((f) => f.replace(/-[\w-]{8}\.wasm$/, '')).sort().join(',');
+    checks.push([`Vite emitted the two .wasm modules as assets (${wasm.join(', ')})`, kinds === 'doom_loop_bg,doom_loop_full_bg']);
     server = await startServer([['/app/', outDir]], { '/app/data.json': data });
     url = `http://127.0.0.1:${server.address().port}/app/index.html?runtime=vite`;
   } else {
@@ -107,7 +110,14 @@ try {
     const target = resolveExport(manifest, BROWSER_CONDITIONS);
     checks.push([`the exports map gives browsers ./browser.mjs (got ${target})`, target === './browser.mjs']);
     const base = `/${join('tests', 'runtimes', '.consumer', 'node_modules', 'doom-loop-wasm')}/`;
-    const importMap = { imports: { 'doom-loop-wasm': new URL(target, `http://x${base}`).pathname } };
+    const replayTarget = resolveExport(manifest, BROWSER_CONDITIONS, './replay');
+    checks.push([`the exports map gives browsers ./replay-browser.mjs for ./replay (got ${replayTarget})`, replayTarget === './replay-browser.mjs']);
+    const importMap = {
+      imports: {
+        'doom-loop-wasm': new URL(target, `http://x${base}`).pathname,
+        'doom-loop-wasm/replay': new URL(replayTarget, `http://x${base}`).pathname,
+      },
+    };
     const html = [
       '<!doctype html>',
       '<meta charset="utf-8">',

@@ -17,11 +17,12 @@ const expectedEntry = cjs ? 'node.cjs' : 'node.mjs';
 let summary;
 try {
   let api;
+  let replay;
   let resolved;
   const extra = [];
   if (cjs) {
     const require = createRequire(new URL('package.json', consumer));
-    ({ api, resolved } = require('./app.cjs'));
+    ({ api, replay, resolved } = require('./app.cjs'));
     extra.push([
       'the CommonJS glue (doom_loop_node.cjs) is what require() loaded',
       () => {
@@ -32,7 +33,7 @@ try {
       },
     ]);
   } else {
-    ({ api, resolved } = await import(new URL('app.mjs', consumer).href));
+    ({ api, replay, resolved } = await import(new URL('app.mjs', consumer).href));
   }
   resolved = resolved.startsWith('file:') ? fileURLToPath(resolved) : resolved;
   extra.push([
@@ -44,7 +45,7 @@ try {
       }
     },
   ]);
-  summary = await runSuite(api, loadData(), { runtime, extra });
+  summary = await runSuite(api, loadData(), { runtime, extra, replay });
 } catch (error) {
   summary = crashed(runtime, error);
 }

@@ -16,7 +16,7 @@ import { runDocument } from '../js/corpus.mjs';
 
 const INIT_ERROR = /not initialised yet.*await init\(\)/s;
 
-export async function runSuite(api, data, { runtime = 'unknown', browser = false, extra = [] } = {}) {
+export async function runSuite(api, data, { runtime = 'unknown', browser = false, extra = [], replay } = {}) {
   const summary = { runtime, passed: 0, failed: 0, failures: [], sections: {} };
   const tally = (section, passed, failures) => {
     const s = (summary.sections[section] ??= { passed: 0, failed: 0 });
@@ -161,6 +161,36 @@ export async function runSuite(api, data, { runtime = 'unknown', browser = false
       expect(Object.isFrozen(api.DEFAULT_DOOM_LOOP_LADDER), true, 'ladder frozen');
     });
     for (const [label, fn] of extra) await check('runtime', label, fn);
+
+    // ------------------------------------------- the trace tooling (./replay)
+    // `replay` is the `doom-loop-wasm/replay` namespace, imported but not
+    // initialised. Node, Bun and Deno load the tooling on the main entry's
+    // first replayTranscript; elsewhere that call needs the replay entry
+    // initialised and says so until it is.
+    if (replay) {
+      const transcript = { rounds: Array.from({ length: 7 }, () => ({ calls: [{ toolName: 'get_invoice', args: { id: 7 } }] })) };
+      if (browser) {
+        await check('replay', "the main entry's replayTranscript before the replay entry's init() points to it", () => {
+          let error;
+          try {
+            api.replayTranscript(transcript);
+          } catch (e) {
+            error = e;
+          }
+          if (!error) throw new Error('replayTranscript worked before the tooling was loaded');
+          if (!/doom-loop-wasm\/replay/.test(error.message)) throw new Error(`unclear error: ${error.message}`);
+        });
+      }
+      await check('replay', 'doom-loop-wasm/replay replays a transcript to its stop', async () => {
+        await replay.init();
+        const timeline = replay.replayTranscript(transcript);
+        expect(timeline.stopVerdict?.action, 'stop', 'stopVerdict.action');
+        expect(typeof timeline.text, 'string', 'typeof text');
+      });
+      await check('replay', "the main entry's replayTranscript gives the same timeline", () => {
+        expect(JSON.stringify(api.replayTranscript(transcript)), JSON.stringify(replay.replayTranscript(transcript)), 'timeline');
+      });
+    }
 
     // --------------------------------------------------------------- corpus
     for (const [name, doc] of Object.entries(data.documents ?? {})) {

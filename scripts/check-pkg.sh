@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The npm package as it would be published (`make test-pkg`): publint and
+# @arethetypeswrong/cli (both pinned dev dependencies, offline) on the
+# packed tarball, and `npm publish --dry-run`, which must print no warning.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+PATH="$ROOT/node_modules/.bin:$PATH"
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+
+tarball="$TMP/$(npm pack ./pkg --ignore-scripts --pack-destination "$TMP" --loglevel=error | tail -n 1)"
+echo "check-pkg: publint"
+publint run ./pkg --strict --level suggestion
+echo "check-pkg: @arethetypeswrong/cli"
+# node10 resolution (TypeScript's `moduleResolution: node`) has no
+# `exports`, so it cannot see the subpath entries; every other mode must be
+# clean. The .wasm subpaths are assets, not modules. `./inline` is ESM only
+# by design (it is for bundlers, which take ESM from `require` too; Node
+# ≥ 20.19 can require() it as well), so for it alone a require() resolving
+# to ESM is expected.
+attw "$tarball" --profile node16 --format table-flipped --entrypoints . ./replay
+attw "$tarball" --profile node16 --format table-flipped --entrypoints ./inline --ignore-rules cjs-resolves-to-esm
+echo "check-pkg: npm publish --dry-run"
+# A dry run needs no credentials, but npm warns when it finds none: a dummy
+# token in a throwaway user config (nothing is sent).
+printf '//registry.npmjs.org/:_authToken=dry-run-only\n' > "$TMP/npmrc"
+out="$(cd pkg && NPM_CONFIG_USERCONFIG="$TMP/npmrc" npm publish --dry-run --ignore-scripts 2>&1)" || { echo "$out"; exit 1; }
+if grep -iE '^npm (warn|error)' <<< "$out"; then
+  echo "check-pkg: npm publish --dry-run warned (above)" >&2
+  exit 1
+fi
+echo "check-pkg: ok ($(grep -E 'total files' <<< "$out" | sed 's/.*total files: *//') files)"
