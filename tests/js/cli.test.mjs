@@ -60,5 +60,5 @@ test('bad transcripts get a clear message and a non-zero exit from both', () => 
     assert.match(b.stderr, /^doomloop: /);
   }
   const [, shape] = run(['replay', noRounds]);
-  assert.match(shape.stderr, /needs `rounds`/);
+  assert.match(shape.stderr, /unrecognised trace shape .*; accepted: the rounds format/);
 });
