@@ -64,11 +64,11 @@ test-types:
 	node tests/types/check-types.mjs
 	node --test tests/types/
 
-## Every js/ts block of the READMEs type-checked and run against pkg/ (needs
-## `make build`), then the checker's own tests.
+## The docs checker's own tests, then every js/ts block of the READMEs
+## type-checked and run against pkg/ (needs `make build`).
 test-docs:
-	node tests/docs/check-docs.mjs README.md js/README.md
 	node --test tests/docs/
+	node tests/docs/check-docs.mjs README.md js/README.md
 
 test-runtimes:
 	@bash scripts/test-runtimes.sh

@@ -41,8 +41,8 @@ test('the checker rejects the mistakes issue 10 found and accepts the corrected 
   const out = run.stdout + run.stderr;
   assert.equal(run.status, 1, out);
   assert.match(out, /\n2 passed, 3 failed\n/, out);
-  assert.match(out, /ok {3}docs\/readme\/types\.md:17 \(js/);
-  assert.match(out, /ok {3}docs\/readme\/types\.md:44 \(ts/);
+  assert.match(out, /ok {3}docs\/readme\/types\.md:22 \(js/);
+  assert.match(out, /ok {3}docs\/readme\/types\.md:49 \(ts/);
   assert.match(out, /FAIL tests\/docs\/fixtures\/broken\.md:7 \(js\)\n {2}tests\/docs\/fixtures\/broken\.md:7: the output shown is not what the block prints/);
   for (const mode of ['bundler', 'node16', 'nodenext']) {
     assert.match(out, new RegExp(`broken\\.md:25: error TS2304: Cannot find name 'round'\\. \\[${mode}\\]`));

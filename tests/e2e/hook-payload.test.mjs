@@ -66,6 +66,9 @@ test('a tool-cycle verdict passes the reference engine\'s DoomLoopDetected paylo
     assert.equal(seen.length, 1, `the handler ran for ${verdict.optInDetector}`);
     assert.equal(finalPayload.detector, verdict.detector);
     assert.equal(finalPayload.message, verdict.message);
+    // Unknown keys are stripped by the schema: the engine never sees the added field.
+    assert.equal(finalPayload.optInDetector, undefined);
+    assert.ok(verdict.optInDetector !== undefined);
   }
 });
 
