@@ -5,9 +5,8 @@
 // node:zlib where the runtime has it, in wasm elsewhere) and for text already
 // decompressed (parse + import + replay + count only). Not a test: timings go
 // to stdout.
-import { readFileSync, readdirSync, mkdtempSync, copyFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -15,26 +14,12 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const pkg = join(root, 'pkg');
 const shared = join(root, '../shared/trajectories');
 
+/** The package's `doom-loop-wasm/replay` entry, as Node's ESM loader resolves it. */
 async function loadApi() {
   const manifest = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8'));
-  // The replay entry's file for Node ESM: conditions resolved in order.
-  let entry = manifest.exports?.['./replay'];
-  while (entry !== undefined && typeof entry !== 'string') entry = entry.node ?? entry.import ?? entry.default;
-  if (entry !== undefined) {
-    const api = await import(pathToFileURL(join(pkg, entry)));
-    if (typeof api.evaluateTranscripts === 'function') return api;
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'trace-bench-'));
-  copyFileSync(join(root, 'js/trace.js'), join(dir, 'trace.js'));
-  copyFileSync(join(root, 'js/lower.js'), join(dir, 'lower.js'));
-  writeFileSync(
-    join(dir, 'tooling.js'),
-    `import { createRequire } from 'node:module';\n` +
-      `const glue = createRequire(import.meta.url)(${JSON.stringify(join(pkg, 'doom_loop_node.cjs'))});\n` +
-      `export const toolingCore = () => glue;\n`,
-  );
-  writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
-  return import(pathToFileURL(join(dir, 'trace.js')));
+  let entry = manifest.exports['./replay'];
+  while (typeof entry !== 'string') entry = entry.node ?? entry.import ?? entry.default;
+  return import(pathToFileURL(join(pkg, entry)));
 }
 
 const { evaluateTranscripts } = await loadApi();

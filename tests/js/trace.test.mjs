@@ -1,17 +1,11 @@
-// The trace tooling's JS API (js/trace.js) against the built package's full
+// The trace tooling's JS API (js/replay.js, the `doom-loop-wasm/replay` entry) against the built package's full
 // wasm module: every importer through bytes and parsed values, results in
 // the timeline, the option override, clear errors, and the evaluation of the
 // shared trajectories (gzip decompressed in wasm) giving the native engine's
 // numbers for the reference defaults.
-//
-// Once the package has its `doom-loop-wasm/replay` entry (which re-exports
-// js/trace.js), that entry is tested; before, js/trace.js is loaded beside
-// a two-line stand-in for the entry's tooling slot over the package's
-// CommonJS glue.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -20,26 +14,12 @@ const pkg = join(root, 'pkg');
 const fixtures = join(root, 'trace/tests/fixtures');
 const shared = join(root, '../shared/trajectories');
 
+/** The package's `doom-loop-wasm/replay` entry, as Node's ESM loader resolves it. */
 async function loadApi() {
   const manifest = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8'));
-  // The replay entry's file for Node ESM: conditions resolved in order.
-  let entry = manifest.exports?.['./replay'];
-  while (entry !== undefined && typeof entry !== 'string') entry = entry.node ?? entry.import ?? entry.default;
-  if (entry !== undefined) {
-    const api = await import(pathToFileURL(join(pkg, entry)));
-    if (typeof api.evaluateTranscripts === 'function') return api;
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'trace-js-'));
-  copyFileSync(join(root, 'js/trace.js'), join(dir, 'trace.js'));
-  copyFileSync(join(root, 'js/lower.js'), join(dir, 'lower.js'));
-  writeFileSync(
-    join(dir, 'tooling.js'),
-    `import { createRequire } from 'node:module';\n` +
-      `const glue = createRequire(import.meta.url)(${JSON.stringify(join(pkg, 'doom_loop_node.cjs'))});\n` +
-      `export const toolingCore = () => glue;\n`,
-  );
-  writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
-  return import(pathToFileURL(join(dir, 'trace.js')));
+  let entry = manifest.exports['./replay'];
+  while (typeof entry !== 'string') entry = entry.node ?? entry.import ?? entry.default;
+  return import(pathToFileURL(join(pkg, entry)));
 }
 
 const api = await loadApi();
