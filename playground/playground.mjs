@@ -17,7 +17,7 @@ let replayTranscript;
 let importTranscript;
 let resolveDoomLoopOption;
 let DoomLoopMonitor;
-/** The package's RECOMMENDED_DOOM_LOOP_OPTION (undefined in a build without it). */
+/** The package's RECOMMENDED_DOOM_LOOP_OPTION. */
 let recommended;
 
 const RUNGS = ['observe', 'steer', 'escalate', 'block', 'stop'];
@@ -751,11 +751,6 @@ function wire() {
   }
   $('detection-on').addEventListener('change', applyDetectionToggle);
   $('option-preset').addEventListener('change', applyPreset);
-  const recommendedChoice = $('option-preset').querySelector('option[value="recommended"]');
-  if (recommended === undefined) {
-    recommendedChoice.disabled = true;
-    recommendedChoice.textContent = 'Recommended (not in this build of the package)';
-  }
   $('ladder-defaults').addEventListener('click', () => {
     if (transcript === null) return;
     const current = optionOf(transcript);
