@@ -95,22 +95,17 @@ function guardMonitor(Monitor) {
 
 /**
  * Called once by the runtime entry with the initialised wasm-bindgen
- * exports. A CommonJS glue object is guarded in place (so anything else
- * holding it goes through the guard too); an ES module namespace, which is
- * read-only, is copied.
+ * exports, which are copied, guarded, into a fresh object: the exports may
+ * be a read-only ES module namespace, or — once a bundler has rewritten
+ * `import * as glue` (wrangler, esbuild) — an object of getter-only
+ * properties, so they are never modified in place.
  */
 export function install(exports) {
-  const target = Object.isExtensible(exports) ? exports : {};
+  const target = {};
   for (const [name, value] of Object.entries(exports)) {
-    if (typeof value !== 'function') {
-      if (target !== exports) target[name] = value;
-    } else if (name === 'Monitor') {
-      target[name] = guardMonitor(value);
-    } else if (name !== 'default' && name !== 'initSync') {
-      target[name] = guard(value);
-    } else if (target !== exports) {
-      target[name] = value;
-    }
+    if (typeof value !== 'function' || name === 'default' || name === 'initSync') target[name] = value;
+    else if (name === 'Monitor') target[name] = guardMonitor(value);
+    else target[name] = guard(value);
   }
   core = target;
   memory = exports.ioMemory();
