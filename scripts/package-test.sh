@@ -30,8 +30,11 @@ done
 forbidden="$(grep -E '\.(js|mjs|cjs|ts|sh|py)$|package(-lock)?\.json$|^(js|scripts|playground|worker-example|node_modules|pkg)/|^tests/(js|e2e|playground|runtimes)/|^vectors/reference/' <<<"$list" || true)"
 [ -z "$forbidden" ] || die "the crate holds files it must not: $forbidden"
 
-log "cargo publish --dry-run (must not warn)"
-dry="$(cargo publish -p doom-loop --dry-run "${dirty[@]}" --no-verify 2>&1)" || { printf '%s\n' "$dry" >&2; die "publish --dry-run failed"; }
+# Both published crates at once: doom-loop-trace depends on doom-loop by
+# path + version, which a lone dry run of it would look up on crates.io
+# (cargo >= 1.90 publishes the two as one batch, the core first).
+log "cargo publish --dry-run of doom-loop and doom-loop-trace (must not warn)"
+dry="$(cargo publish -p doom-loop -p doom-loop-trace --dry-run "${dirty[@]}" --no-verify 2>&1)" || { printf '%s\n' "$dry" >&2; die "publish --dry-run failed"; }
 if grep -i '^warning' <<<"$dry" | grep -v 'aborting upload due to dry run'; then die "publish --dry-run warned"; fi
 
 log "cargo package"
