@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/.tools/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 CORPUS ?= vectors/reference
 CARGO ?= cargo
 
-.PHONY: all tools test-tools build demo test test-rust test-js test-runtimes test-types test-docs test-wasm test-pkg test-bundlers conformance clippy bench bench-eval fuzz playground clean measure-recommended
+.PHONY: all tools test-tools build demo test test-rust test-js test-runtimes test-types test-docs test-wasm test-pkg test-bundlers test-features package-test conformance clippy bench bench-eval fuzz playground clean measure-recommended
 
 all: build
 
@@ -40,9 +40,22 @@ test: test-tools build test-rust clippy
 	@$(MAKE) --no-print-directory test-pkg
 	@$(MAKE) --no-print-directory test-bundlers
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-15}
+	@$(MAKE) --no-print-directory test-features
+	@$(MAKE) --no-print-directory package-test
 
 test-rust:
 	$(CARGO) test --workspace --quiet
+
+## The core with its optional features (serde, serde_json): the typed
+## state against get_state on the corpus, the serde_json conversions, the
+## README examples that need them; clippy over the same.
+test-features:
+	$(CARGO) test -p doom-loop --all-features --quiet
+	$(CARGO) clippy -p doom-loop --all-features --all-targets --quiet -- -D warnings
+
+## The published crate on its own: cargo package, unpack, test offline.
+package-test:
+	@bash scripts/package-test.sh
 
 clippy:
 	$(CARGO) clippy --workspace --all-targets --quiet -- -D warnings

@@ -431,6 +431,13 @@ mod tests {
     }
 
     #[test]
+    fn debug_tells_a_lone_surrogate_from_its_replacement() {
+        let lone = JsString::from_code_units(&[0x61, 0xD800, 0x22]);
+        assert_eq!(format!("{lone:?}"), "\"a\\u{d800}\\\"\"");
+        assert_ne!(format!("{lone:?}"), format!("{:?}", JsString::from("a\u{FFFD}\"")));
+    }
+
+    #[test]
     fn push_js_joins_split_halves() {
         let mut s = JsString::from_code_units(&[0xD83C]);
         s.push_js(&JsString::from_code_units(&[0xDF89, 0x62]));

@@ -7,26 +7,47 @@
 //! resumes in the other.
 //!
 //! The crate is the pure core: no clocks, no randomness, no I/O, no wasm or
-//! JS types. The `doomloop` CLI and the `doom-loop-wasm` npm package are
-//! thin layers over it.
+//! JS types. The `doomloop` CLI (crate `doom-loop-trace`) and the
+//! `doom-loop-wasm` npm package are thin layers over it.
 //!
 //! ```
-//! use doom_loop::{DoomLoopMonitor, ResolvedConfig, JsString, json::parse, ladder::Action};
+//! use doom_loop::{json::parse, Action, DoomLoopMonitor};
 //!
-//! let mut monitor = DoomLoopMonitor::new(ResolvedConfig::default());
-//! let tool = JsString::from("get_invoice");
+//! let mut monitor = DoomLoopMonitor::default();
 //! let args = parse(r#"{"invoice_id":"INV-2291"}"#)?;
-//! let actions: Vec<_> = (1..=6)
-//!     .map(|round| monitor.record_tool_call(&tool, &args, round as f64, &Default::default()))
-//!     .map(|record| record.map(|r| r.verdict.map(|v| v.action)))
+//! let actions: Vec<Option<Action>> = (1..=6)
+//!     .map(|round| monitor.record_call("get_invoice", &args, round).map(|r| r.action()))
 //!     .collect::<Result<_, _>>()?;
 //! assert_eq!(actions[1], Some(Action::Observe));
 //! assert_eq!(actions[2], Some(Action::Block));
 //! assert_eq!(actions[5], Some(Action::Stop));
 //! # Ok::<(), doom_loop::Error>(())
 //! ```
+//!
+//! ## Two layers
+//!
+//! Underneath is the **parity core**, whose signatures follow the reference
+//! so the wasm binding and the conformance runner can drive it exactly:
+//! [`JsString`] (JS strings, lone surrogates included), [`Value`] (a JS
+//! value with `JSON.parse` semantics), rounds and streaks as `f64`,
+//! [`DoomLoopMonitor::record_tool_call`], [`DoomLoopMonitor::get_state`].
+//! Over it, the **Rust surface**: tool names and texts as `&str` or
+//! `String`, integer rounds ([`RoundNumber`]), [`DoomLoopMonitor::record_call`],
+//! [`DoomLoopMonitor::record_text`], [`Default`] monitors, `Display` /
+//! `FromStr` for [`Action`] and [`Detector`], the typed [`DoomLoopState`],
+//! and raw digests ([`tool_call_digest`], [`CallRecord::digest`]).
+//!
+//! ## Features
+//!
+//! | feature | adds |
+//! | --- | --- |
+//! | `serde` | `Serialize` / `Deserialize` for [`DoomLoopState`], [`Value`], [`JsString`], [`Action`], [`Detector`]; `Serialize` for [`Verdict`] and [`CallRecord`]. The state's JSON is byte-identical to [`DoomLoopMonitor::get_state`]'s. |
+//! | `serde_json` | `serde`, plus `interop`: [`Value`] from and into `serde_json::Value`, canonical JSON and fingerprints of a `serde_json::Value` without going through text, `DoomLoopMonitor::record_json_call`. |
+//!
+//! Neither is on by default: the core depends on `sha2` and `ryu-js` only.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod beyond;
 #[doc(hidden)]
@@ -35,9 +56,10 @@ pub mod canonical;
 pub mod config;
 pub mod conformance;
 pub mod error;
-#[cfg(feature = "serde_json")]
-pub mod interop;
 pub mod fingerprint;
+#[cfg(feature = "serde_json")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serde_json")))]
+pub mod interop;
 pub mod js_string;
 pub mod json;
 pub mod ladder;
@@ -46,14 +68,26 @@ pub mod monitor;
 pub mod outcome;
 pub mod state;
 pub mod text;
-#[cfg(test)]
-mod test_rng;
+
 mod idiomatic;
 #[cfg(feature = "serde")]
 mod serde_impls;
 mod sort;
+#[cfg(test)]
+mod test_rng;
 mod typed_state;
 mod whitespace;
+
+/// The Rust examples of the README (`docs/rust-examples.md`), compiled and
+/// run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/rust-examples.md")]
+mod readme_examples {}
+
+/// The README's examples that need the `serde_json` feature.
+#[cfg(all(doctest, feature = "serde_json"))]
+#[doc = include_str!("../docs/rust-examples-serde_json.md")]
+mod readme_examples_serde_json {}
 
 pub use canonical::{canonicalize, MAX_CANONICALIZE_DEPTH};
 pub use config::{

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The doom-loop crate as crates.io would receive it: `cargo package`, then
+# the unpacked crate's own tests, offline, in a temporary directory — with
+# default features and with all of them. Also checks what the crate holds
+# (no JS, no scripts, no npm lockfile, the licences and the upstream
+# vectors present) and that `cargo publish --dry-run` has nothing to warn
+# about.
+#
+# Usage: scripts/package-test.sh            (from anywhere in the repository)
+# Env:   PACKAGE_TEST_KEEP=1 keeps the temporary directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf 'package-test: %s\n' "$*" >&2; }
+die() { log "FAIL: $*"; exit 1; }
+
+version="$(cargo pkgid -p doom-loop | sed 's/.*[#@]//')"
+crate="doom-loop-$version"
+# A dirty tree is packaged as it is (the test is about the manifest, not
+# about what is committed); a fresh clone is clean anyway.
+dirty=(--allow-dirty)
+
+log "listing $crate"
+list="$(cargo package -p doom-loop "${dirty[@]}" --list --offline)"
+for required in Cargo.toml README.md LICENSE-MIT LICENSE-APACHE src/lib.rs \
+  vectors/upstream-vectors.json docs/rust-examples.md; do
+  grep -qx "$required" <<<"$list" || die "$required is missing from the crate"
+done
+# Cargo.lock is cargo's own (cargo >= 1.84 always adds it; dependents ignore it).
+forbidden="$(grep -E '\.(js|mjs|cjs|ts|sh|py)$|package(-lock)?\.json$|^(js|scripts|playground|worker-example|node_modules|pkg)/|^tests/(js|e2e|playground|runtimes)/|^vectors/reference/' <<<"$list" || true)"
+[ -z "$forbidden" ] || die "the crate holds files it must not: $forbidden"
+
+# Both published crates at once: doom-loop-trace depends on doom-loop by
+# path + version, which a lone dry run of it would look up on crates.io
+# (cargo >= 1.90 publishes the two as one batch, the core first).
+log "cargo publish --dry-run of doom-loop and doom-loop-trace (must not warn)"
+dry="$(cargo publish -p doom-loop -p doom-loop-trace --dry-run "${dirty[@]}" --no-verify 2>&1)" || { printf '%s\n' "$dry" >&2; die "publish --dry-run failed"; }
+if grep -i '^warning' <<<"$dry" | grep -v 'aborting upload due to dry run'; then die "publish --dry-run warned"; fi
+
+log "cargo package"
+cargo package -p doom-loop "${dirty[@]}" --no-verify --offline --quiet
+archive="target/package/$crate.crate"
+[ -f "$archive" ] || die "$archive not written"
+
+tmp="$(mktemp -d)"
+if [ -z "${PACKAGE_TEST_KEEP:-}" ]; then trap 'rm -rf "$tmp"' EXIT; else log "keeping $tmp"; fi
+tar -xzf "$archive" -C "$tmp"
+cd "$tmp/$crate"
+# The crate's tests resolve their dev-dependencies offline from the cache
+# the repository build filled; its own packaged lock pins them.
+export CARGO_TARGET_DIR="$tmp/target"
+log "cargo test in the unpacked crate (default features)"
+cargo test --offline --quiet 2>&1 | tee "$tmp/default.log" | grep -E '^(test result|SKIPPED|error)' >&2
+log "cargo test in the unpacked crate (all features)"
+cargo test --offline --quiet --all-features 2>&1 | tee "$tmp/all.log" | grep -E '^(test result|SKIPPED|error)' >&2
+# The corpus tests skip here (the 12 MB corpus stays in the repository);
+# libtest captures a passing test's output, so ask for it.
+skipped="$(cargo test --offline --quiet --all-features --test conformance --test serde_state -- --nocapture 2>&1 | grep -o 'SKIPPED: .*' || true)"
+printf '%s\n' "$skipped" >&2
+[ "$(grep -c 'vectors/reference' <<<"$skipped")" = 2 ] \
+  || die "the corpus tests did not both say they skipped (is vectors/reference in the crate?)"
+log "ok: $crate packages, and its tests pass on their own"
