@@ -276,9 +276,14 @@ impl RecordOptions {
 
 impl Verdict {
     /// The detector that produced the verdict, when it is one of this
-    /// crate's (`None` for a label the caller chose).
+    /// crate's (`None` for a label the caller chose): the opt-in detector
+    /// where one fired (its verdict's `detector` keeps one of the
+    /// reference's four kinds, see [`Verdict::opt_in_detector`]).
     pub fn detector_kind(&self) -> Option<Detector> {
-        self.detector_label()?.parse().ok()
+        match self.opt_in_detector {
+            Some(opt_in) => opt_in.parse().ok(),
+            None => self.detector_label()?.parse().ok(),
+        }
     }
 
     /// The detector label, when it is a string (it is unless a caller

@@ -215,6 +215,9 @@ impl Serialize for Verdict {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("detector", &self.detector)?;
+        if let Some(opt_in) = self.opt_in_detector {
+            map.serialize_entry("optInDetector", opt_in)?;
+        }
         map.serialize_entry("action", &self.action)?;
         map.serialize_entry("streak", &Value::Number(self.streak))?;
         map.serialize_entry("fingerprint", &self.fingerprint)?;

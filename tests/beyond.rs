@@ -210,6 +210,12 @@ fn opt_in_verdicts_keep_a_reference_detector_kind() {
             None => assert!(!json.contains("optInDetector"), "{json}"),
         }
     }
+    for v in &seen {
+        let expected = v.opt_in_detector.map(|name| name.parse::<doom_loop::Detector>().unwrap());
+        if expected.is_some() {
+            assert_eq!(v.detector_kind(), expected, "detector_kind names the opt-in detector that fired");
+        }
+    }
     let budget = seen.iter().find(|v| v.opt_in_detector == Some("budget")).unwrap();
     assert_eq!(to_json(&budget.detector), "\"text-streak\"");
     assert!(budget.tool_name.is_none());
