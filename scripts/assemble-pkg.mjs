@@ -110,13 +110,17 @@ writeFileSync(
 // Types: one declaration file per entry, and its CommonJS twin (.d.cts)
 // for `require`, so TypeScript's node16/nodenext resolution sees a CommonJS
 // module where Node loads one. The declarations are plain
-// `export declare …` statements, which read the same in either mode; a
-// relative import (`./index.js`) points at the twin of the same mode.
+// `export declare …` statements, which read the same in either mode. A
+// relative import between them (`./index.js` in the sources) is written as
+// the declaration file of the same mode (`./index.d.ts`, `./index.d.cts`):
+// TypeScript reads either, and Deno, which does not map `.js` to `.d.ts`,
+// needs the file name.
+const relativeTypeImport = /(from\s+['"]\.\/[\w-]+)(?:\.js|\.d\.ts)(['"])/g;
 for (const dts of Object.values(types)) {
   if (!existsSync(js(`${dts}.d.ts`))) throw new Error(`js/${dts}.d.ts is missing`);
   const text = source(`${dts}.d.ts`);
-  writeFileSync(join(out, `${dts}.d.ts`), text);
-  writeFileSync(join(out, `${dts}.d.cts`), text.replace(/(from\s+['"]\.\/[\w-]+)\.js(['"])/g, '$1.cjs$2'));
+  writeFileSync(join(out, `${dts}.d.ts`), text.replace(relativeTypeImport, '$1.d.ts$2'));
+  writeFileSync(join(out, `${dts}.d.cts`), text.replace(relativeTypeImport, '$1.d.cts$2'));
 }
 
 const manifest = JSON.parse(readFileSync(join(root, 'js', 'package.json'), 'utf8'));
