@@ -35,7 +35,7 @@ export function toolingCore(name = 'the trace tooling') {
 }
 
 /** The main entry's `replayTranscript`: the replay entry's, once that is loaded. */
-export function replayFromMainEntry(transcript) {
+export function replayFromMainEntry(...args) {
   if (api === undefined) throw notLoaded('replayTranscript');
-  return api.replayTranscript(transcript);
+  return api.replayTranscript(...args);
 }

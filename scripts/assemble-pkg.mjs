@@ -29,7 +29,7 @@ function closure(files, seen = new Set()) {
   for (const file of files) {
     if (seen.has(file)) continue;
     seen.add(file);
-    const deps = [...source(file).matchAll(/^import [^;]*? from '\.\/([\w-]+\.js)';/gm)].map((m) => m[1]);
+    const deps = [...source(file).matchAll(/^(?:import|export) [^;]*? from '\.\/([\w-]+\.js)';/gm)].map((m) => m[1]);
     order.push(...closure(deps, seen), file);
   }
   return order;
@@ -39,20 +39,23 @@ function closure(files, seen = new Set()) {
 function exportsOf(file) {
   const text = source(file);
   const names = [...text.matchAll(/^export (?:async function|function|class|const|let) (\w+)/gm)].map((m) => m[1]);
-  for (const [, list] of text.matchAll(/^export \{([^}]*)\};/gm)) names.push(...list.split(',').map((n) => n.trim()));
-  return names;
+  // `export { a, b };` and re-exports `export { a, b } from './x.js';` (no renaming).
+  for (const [, list] of text.matchAll(/^export \{([^}]*)\}(?: from '\.\/[\w-]+\.js')?;/gm)) {
+    names.push(...list.split(',').map((n) => n.trim()).filter(Boolean));
+  }
+  return [...new Set(names)];
 }
 
 /** One CommonJS module from ESM shim files (in dependency order), exporting `names`. */
 function commonJs(files, names) {
   const bodies = files.map((file) => {
     const text = source(file);
-    if (/^import (?![^;]* from '\.\/[\w-]+\.js';)/m.test(text)) {
-      throw new Error(`js/${file}: the CommonJS derivation only handles imports of the shim's own files ('./x.js')`);
+    if (/^import (?![^;]* from '\.\/[\w-]+\.js';)/m.test(text) || /^export \{[^}]* as /m.test(text) || /^export \* /m.test(text)) {
+      throw new Error(`js/${file}: the CommonJS derivation only handles imports of the shim's own files ('./x.js') and exports without renaming`);
     }
     return text
       .replace(/^import [^;]+;\n/gm, '')
-      .replace(/^export \{[^}]*\};\n/gm, '')
+      .replace(/^export \{[^}]*\}(?: from '\.\/[\w-]+\.js')?;\n/gm, '')
       .replace(/^export (async function|function|class|const|let) /gm, '$1 ');
   });
   return `'use strict';\n${bodies.join('\n')}\nmodule.exports = { ${names.join(', ')} };\n`;
@@ -65,8 +68,8 @@ for (const file of new Set([...detectorShim, ...toolingShim])) copyFileSync(js(f
 
 // What each entry exports (every entry adds `init`); the CommonJS modules
 // also hand their entry what it installs with, which the entry keeps.
-const mainNames = [...exportsOf('api.js'), ...exportsOf('adapter.js'), 'replayTranscript', 'init'];
-const replayNames = [...exportsOf('replay.js'), 'init'];
+const mainNames = [...new Set([...exportsOf('api.js'), ...exportsOf('adapter.js'), 'replayTranscript', 'init'])];
+const replayNames = [...new Set([...exportsOf('replay.js'), 'init'])];
 writeFileSync(join(out, 'api.cjs'), commonJs(detectorShim, [...exportsOf('api.js'), ...exportsOf('adapter.js'), 'install']));
 writeFileSync(join(out, 'replay.cjs'), commonJs(toolingShim, [...exportsOf('replay.js'), 'installTooling']));
 
@@ -110,13 +113,17 @@ writeFileSync(
 // Types: one declaration file per entry, and its CommonJS twin (.d.cts)
 // for `require`, so TypeScript's node16/nodenext resolution sees a CommonJS
 // module where Node loads one. The declarations are plain
-// `export declare …` statements, which read the same in either mode; a
-// relative import (`./index.js`) points at the twin of the same mode.
+// `export declare …` statements, which read the same in either mode. A
+// relative import between them (`./index.js` in the sources) is written as
+// the declaration file of the same mode (`./index.d.ts`, `./index.d.cts`):
+// TypeScript reads either, and Deno, which does not map `.js` to `.d.ts`,
+// needs the file name.
+const relativeTypeImport = /(from\s+['"]\.\/[\w-]+)(?:\.js|\.d\.ts)(['"])/g;
 for (const dts of Object.values(types)) {
   if (!existsSync(js(`${dts}.d.ts`))) throw new Error(`js/${dts}.d.ts is missing`);
   const text = source(`${dts}.d.ts`);
-  writeFileSync(join(out, `${dts}.d.ts`), text);
-  writeFileSync(join(out, `${dts}.d.cts`), text.replace(/(from\s+['"]\.\/[\w-]+)\.js(['"])/g, '$1.cjs$2'));
+  writeFileSync(join(out, `${dts}.d.ts`), text.replace(relativeTypeImport, '$1.d.ts$2'));
+  writeFileSync(join(out, `${dts}.d.cts`), text.replace(relativeTypeImport, '$1.d.cts$2'));
 }
 
 const manifest = JSON.parse(readFileSync(join(root, 'js', 'package.json'), 'utf8'));

@@ -21,6 +21,8 @@ echo "check-pkg: @arethetypeswrong/cli"
 # to ESM is expected.
 attw "$tarball" --profile node16 --format table-flipped --entrypoints . ./replay
 attw "$tarball" --profile node16 --format table-flipped --entrypoints ./inline --ignore-rules cjs-resolves-to-esm
+echo "check-pkg: Deno finds the types by path (@ts-self-types)"
+DENO_NO_UPDATE_CHECK=1 "$ROOT/.tools/bin/deno" check --quiet --no-lock --no-config tests/pkg/deno-types.ts
 echo "check-pkg: npm publish --dry-run"
 # A dry run needs no credentials, but npm warns when it finds none: a dummy
 # token in a throwaway user config (nothing is sent).
@@ -30,4 +32,14 @@ if grep -iE '^npm (warn|error)' <<< "$out"; then
   echo "check-pkg: npm publish --dry-run warned (above)" >&2
   exit 1
 fi
+# The bin survives packing: installed from the tarball (offline), `doomloop`
+# is linked and runs. (npm 11 drops a bin written "./cli.mjs" when
+# publishing, with the warning above; "cli.mjs" is kept.)
+echo "check-pkg: the doomloop bin, installed from the tarball"
+mkdir -p "$TMP/install"
+echo '{"name":"check-bin","private":true}' > "$TMP/install/package.json"
+(cd "$TMP/install" && npm install --offline --no-audit --no-fund --ignore-scripts --loglevel=error "$tarball" >/dev/null)
+want="$(node -e "process.stdout.write(require('node:crypto').createHash('sha256').update('bash\\n{\"a\":1}').digest('hex'))")"
+got="$("$TMP/install/node_modules/.bin/doomloop" fingerprint bash '{"a":1}')"
+[ "$got" = "$want" ] || { echo "check-pkg: doomloop fingerprint printed '$got', expected $want" >&2; exit 1; }
 echo "check-pkg: ok ($(grep -E 'total files' <<< "$out" | sed 's/.*total files: *//') files)"

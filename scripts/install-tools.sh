@@ -18,7 +18,8 @@
 #     and wasm-pack binaries (DIR/wasm-bindgen-cli-<V>/, DIR/wasm-pack-<V>/;
 #     default ~/.cache/doom-loop-tools, empty to disable). A fresh clone on a
 #     machine that built them once (CI) copies them instead of spending
-#     ~5.5 min (wasm-bindgen-cli) and ~4 min (wasm-pack) in `cargo install`.
+#     ~5.5 min (wasm-bindgen-cli) and 5–14 min (wasm-pack: 818 s measured on
+#     a 2-core machine shared with other builds) in `cargo install`.
 #
 # Notes (see scripts/RUNTIMES.md for the details):
 # * npm install scripts are never run (npm ci --ignore-scripts): the
@@ -151,7 +152,7 @@ if want wasm-pack; then
   if [ "$have" = "wasm-pack $WASM_PACK_VERSION" ]; then
     log "wasm-pack: $have already in .tools/bin"
   else
-    log "wasm-pack: ${have:-not installed}; installing wasm-pack $WASM_PACK_VERSION (cargo install --locked, ~4 min on 2 cores)"
+    log "wasm-pack: ${have:-not installed}; installing wasm-pack $WASM_PACK_VERSION (cargo install --locked, 5–14 min on 2 cores)"
     cargo install --locked --root "$TOOLS" wasm-pack --version "=$WASM_PACK_VERSION" --force
     have="$("$TOOLS/bin/wasm-pack" --version)"
     [ "$have" = "wasm-pack $WASM_PACK_VERSION" ] || die "installed wasm-pack reports '$have', expected $WASM_PACK_VERSION"

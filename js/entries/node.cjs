@@ -18,7 +18,7 @@ api.init = async function init() {};
 // Backward compatibility: the trace tooling is a second module
 // (`doom-loop-wasm/replay`), loaded synchronously here on first use — not at
 // import, so agents that never replay never pay for it.
-api.replayTranscript = function replayTranscript(transcript) {
-  return require('./replay-node.cjs').replayTranscript(transcript);
+api.replayTranscript = function replayTranscript(...args) {
+  return require('./replay-node.cjs').replayTranscript(...args);
 };
 module.exports = api;

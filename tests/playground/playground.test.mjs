@@ -108,8 +108,9 @@ test('the server: the page, the module and the wasm with the right types; nothin
   }
   assert.equal(server.address().address, '127.0.0.1');
   // The page compiled the wasm with instantiateStreaming (the glue only does so for application/wasm):
-  // the detector module, and the tooling module where the package splits them.
-  assert.ok((await page.evaluate(() => window.__wasmStreaming)) >= 1);
+  // the detector module (main entry) and the trace tooling's (doom-loop-wasm/replay).
+  assert.equal(await page.evaluate(() => window.__wasmStreaming), 2);
+  assert.deepEqual(await rawGet('/pkg/doom_loop_full_bg.wasm'), [200, 'application/wasm']);
 });
 
 test('the billing example renders a timeline with block and stop', { timeout: TEST_TIMEOUT_MS }, async () => {
