@@ -95,13 +95,15 @@ function guardMonitor(Monitor) {
 
 /**
  * Called once by the runtime entry with the initialised wasm-bindgen
- * exports, which are copied, guarded, into a fresh object: the exports may
- * be a read-only ES module namespace, or — once a bundler has rewritten
- * `import * as glue` (wrangler, esbuild) — an object of getter-only
- * properties, so they are never modified in place.
+ * exports. A CommonJS glue object is guarded in place (so anything else
+ * holding it goes through the guard too); exports that cannot be written —
+ * an ES module namespace, or the getter-only object a bundler (wrangler,
+ * esbuild) makes of `import * as glue` — are copied, guarded.
  */
 export function install(exports) {
-  const target = {};
+  const writable = Object.isExtensible(exports) &&
+    Object.values(Object.getOwnPropertyDescriptors(exports)).every((d) => d.writable === true);
+  const target = writable ? exports : {};
   for (const [name, value] of Object.entries(exports)) {
     if (typeof value !== 'function' || name === 'default' || name === 'initSync') target[name] = value;
     else if (name === 'Monitor') target[name] = guardMonitor(value);
