@@ -1,49 +1,408 @@
 #!/usr/bin/env node
-// `npx doomloop`: the package's CLI. The same subcommands, and the same
-// output, as the native `doomloop` (both print what the core renders).
-import { readFileSync } from 'node:fs';
-import { fingerprintToolCallSync, canonicalizeKeyMaterial, replayTranscript } from './node.mjs';
+// `npx doomloop`: the package's CLI, at parity with the native `doomloop`:
+// the same subcommands, flags, output, messages and exit statuses (0 ok,
+// 1 a finding, 2 a usage, input or output error, 141 stdout closed early).
+//
+// What it computes is the native CLI's own code (doom_loop_trace::cli in
+// the wasm module: the core's JSON reader, its nesting limit, its
+// messages); `conformance` runs the corpus through the package's public
+// API, as a user calls it. This file only parses argv (node:util
+// parseArgs), reads files and stdin, and writes — failing cleanly: no
+// stack trace on any input, a closed stdout ends quietly.
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { runDocument } from './conformance.mjs';
 
-const USAGE = `usage:
-  doomloop replay [FILE] [--json]  replay a transcript (default: the billing-agent example)
-  doomloop fingerprint TOOL JSON   print sha256(TOOL + "\\n" + jcs(JSON))
-  doomloop canonicalize JSON       print the RFC 8785 canonical form of JSON`;
+const require = createRequire(import.meta.url);
+const api = require('./node.cjs');
+// The wasm-bindgen exports (one instance, shared with the API above).
+const core = require('./doom_loop_node.cjs');
+const { version } = require('./package.json');
 
-function main([command, ...args]) {
-  switch (command) {
-    case 'replay': {
-      const file = args.find((a) => a !== '--json');
-      const source = file ?? new URL('./billing-agent.json', import.meta.url);
-      const timeline = replayTranscript(JSON.parse(readFileSync(source, 'utf8')));
-      if (args.includes('--json')) {
-        const { text, ...json } = timeline;
-        console.log(JSON.stringify(json));
-      } else {
-        process.stdout.write(timeline.text);
-      }
-      return;
-    }
-    case 'fingerprint':
-      if (args.length !== 2) break;
-      console.log(fingerprintToolCallSync(args[0], JSON.parse(args[1])));
-      return;
-    case 'canonicalize':
-      if (args.length !== 1) break;
-      console.log(canonicalizeKeyMaterial(JSON.parse(args[0])));
-      return;
-    case '-h':
-    case '--help':
-    case 'help':
-      console.log(USAGE);
-      return;
+const EXIT_FINDING = 1;
+const EXIT_ERROR = 2;
+const EXIT_BROKEN_PIPE = 141;
+
+// The help texts are the native CLI's (clap's rendering), word for word;
+// tests/js/cli.test.mjs compares them.
+const MAIN_USAGE = 'Usage: doomloop <COMMAND>';
+const MAIN_HELP = `Doom-loop detector for LLM agents: conformance, fingerprints and trace replay
+
+${MAIN_USAGE}
+
+Commands:
+  conformance   Run conformance corpora (files, or folders of .json files); prints \`N passed, M failed\` last
+  fingerprint   Print the tool-call fingerprint: sha256(TOOL + "\\n" + jcs(JSON))
+  canonicalize  Print the RFC 8785 canonical form of JSON
+  replay        Replay a transcript through the detector and print its timeline
+  help          Print this message or the help of the given subcommand(s)
+
+Options:
+  -h, --help     Print help
+  -V, --version  Print version
+
+Exit status: 0 ok; 1 a finding (failed conformance cases, --fail-on reached); 2 a usage, input or output error; 141 stdout closed early.
+`;
+
+/**
+ * Each subcommand: its positionals (name as clap shows it, whether
+ * required, whether repeated), its options (parseArgs config plus the
+ * `<VALUE>` name and allowed values), and its help text.
+ */
+const COMMANDS = {
+  conformance: {
+    usage: 'Usage: doomloop conformance <PATH>...',
+    positionals: [{ name: '<PATH>...', required: true, many: true }],
+    options: {},
+    help: `Run conformance corpora (files, or folders of .json files); prints \`N passed, M failed\` last
+
+Usage: doomloop conformance <PATH>...
+
+Arguments:
+  <PATH>...  Corpus files or folders (\`-\` reads one document from stdin)
+
+Options:
+  -h, --help  Print help
+`,
+  },
+  fingerprint: {
+    usage: 'Usage: doomloop fingerprint <TOOL> [JSON]',
+    positionals: [{ name: '<TOOL>', required: true }, { name: '[JSON]' }],
+    options: {},
+    negativeNumbers: true,
+    help: `Print the tool-call fingerprint: sha256(TOOL + "\\n" + jcs(JSON))
+
+Usage: doomloop fingerprint <TOOL> [JSON]
+
+Arguments:
+  <TOOL>  The tool name
+  [JSON]  The arguments as JSON (absent or \`-\`: read from stdin)
+
+Options:
+  -h, --help  Print help
+`,
+  },
+  canonicalize: {
+    usage: 'Usage: doomloop canonicalize [JSON]',
+    positionals: [{ name: '[JSON]' }],
+    options: {},
+    negativeNumbers: true,
+    help: `Print the RFC 8785 canonical form of JSON
+
+Usage: doomloop canonicalize [JSON]
+
+Arguments:
+  [JSON]  The JSON value (absent or \`-\`: read from stdin)
+
+Options:
+  -h, --help  Print help
+`,
+  },
+  replay: {
+    usage: 'Usage: doomloop replay [OPTIONS] [FILE]',
+    positionals: [{ name: '[FILE]' }],
+    options: {
+      json: { type: 'boolean' },
+      option: { type: 'string', value: '<JSON>' },
+      'fail-on': { type: 'string', value: '<RUNG>', choices: ['block', 'stop'] },
+    },
+    help: `Replay a transcript through the detector and print its timeline
+
+Usage: doomloop replay [OPTIONS] [FILE]
+
+Arguments:
+  [FILE]  The transcript (\`-\` reads stdin; absent: the bundled billing-agent example)
+
+Options:
+      --json            Print the timeline as JSON instead of a table
+      --option <JSON>   The \`doomLoop\` option to replay with, as JSON (overrides the transcript's)
+      --fail-on <RUNG>  Exit 1 when the replay reaches this rung (or a stronger one) [possible values: block, stop]
+  -h, --help            Print help
+`,
+  },
+};
+
+/** A failure with its exit status; `usage` errors print clap's layout. */
+class Failure extends Error {
+  constructor(message, status, usage) {
+    super(message);
+    this.status = status;
+    this.usage = usage;
   }
-  console.error(USAGE);
-  process.exitCode = 1;
+}
+
+const usageError = (message, usage = MAIN_USAGE) => new Failure(message, EXIT_ERROR, usage);
+const inputError = (message) => new Failure(message, EXIT_ERROR);
+
+// --- output: one writer whose errors end the process cleanly -------------
+
+let outputFailed = false;
+process.stdout.on('error', (error) => {
+  if (outputFailed) return;
+  outputFailed = true;
+  if (error.code === 'EPIPE') process.exit(EXIT_BROKEN_PIPE);
+  warn(`doomloop: cannot write output: ${error.message}`);
+  process.exit(EXIT_ERROR);
+});
+
+function write(text) {
+  if (!outputFailed) process.stdout.write(text);
+}
+
+/** One line to stderr; a failing stderr is ignored (nowhere left to report). */
+function warn(line) {
+  try {
+    process.stderr.write(`${line}\n`);
+  } catch {
+    // stderr closed: nothing to do.
+  }
+}
+
+// --- input -------------------------------------------------------------
+
+// Rust's wording for the usual errors, so both CLIs say the same.
+const OS_ERRORS = {
+  ENOENT: 'No such file or directory',
+  EACCES: 'Permission denied',
+  EISDIR: 'Is a directory',
+  ENOTDIR: 'Not a directory',
+};
+
+/** A file's (or, for `-`, stdin's) text; it must be UTF-8. */
+function readSource(path) {
+  const stdin = path === '-';
+  const name = stdin ? 'stdin' : path;
+  let bytes;
+  try {
+    bytes = readFileSync(stdin ? 0 : path);
+  } catch (error) {
+    const known = OS_ERRORS[error.code];
+    throw inputError(`${name}: ${known ? `${known} (os error ${-error.errno})` : error.message}`);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    throw inputError(`${name}: not UTF-8 text (invalid byte at offset ${utf8ValidUpTo(bytes)})`);
+  }
+}
+
+/** Length of the longest valid UTF-8 prefix (Rust's `valid_up_to`). */
+function utf8ValidUpTo(bytes) {
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i];
+    let [n, lo, hi] = [0, 0x80, 0xbf];
+    if (b < 0x80) n = 1;
+    else if (b >= 0xc2 && b <= 0xdf) n = 2;
+    else if (b >= 0xe0 && b <= 0xef) [n, lo, hi] = [3, b === 0xe0 ? 0xa0 : 0x80, b === 0xed ? 0x9f : 0xbf];
+    else if (b >= 0xf0 && b <= 0xf4) [n, lo, hi] = [4, b === 0xf0 ? 0x90 : 0x80, b === 0xf4 ? 0x8f : 0xbf];
+    else return i;
+    for (let k = 1; k < n; k++) {
+      const c = bytes[i + k];
+      const [min, max] = k === 1 ? [lo, hi] : [0x80, 0xbf];
+      if (c === undefined || c < min || c > max) return i;
+    }
+    i += n;
+  }
+  return i;
+}
+
+/** A core error as the native CLI prints it (the message; exit 2). */
+function viaCore(fn) {
+  try {
+    return fn();
+  } catch (error) {
+    throw inputError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+// --- argv ---------------------------------------------------------------
+
+// Node decodes argv lossily: a byte that is not UTF-8 arrives as U+FFFD.
+// The native CLI rejects such an argument (clap), and so does this one.
+function checkUtf8(argv, usage) {
+  if (argv.some((a) => a.includes('\uFFFD'))) {
+    throw usageError('invalid UTF-8 was detected in one or more arguments', usage);
+  }
+}
+
+/** `argv` of a subcommand → {positionals, values}, or the clap-worded error. */
+function parseCommand(name, argv) {
+  const spec = COMMANDS[name];
+  checkUtf8(argv, spec.usage);
+  // parseArgs has no "negative numbers are values": they are set aside
+  // before and put back after (JSON such as -1 is an argument here).
+  const held = [];
+  const args = argv.map((a) =>
+    spec.negativeNumbers && /^-\d/.test(a) ? `\u0000${held.push(a) - 1}` : a,
+  );
+  const options = { help: { type: 'boolean', short: 'h' } };
+  for (const [key, option] of Object.entries(spec.options)) options[key] = { type: option.type };
+  const { tokens } = parseArgs({ args, options, strict: false, allowPositionals: true, tokens: true });
+  if (tokens.some((t) => t.kind === 'option' && t.name === 'help')) return { help: true };
+  const values = {};
+  const positionals = [];
+  for (const token of tokens) {
+    if (token.kind === 'positional') {
+      positionals.push(token.value.startsWith('\u0000') ? held[Number(token.value.slice(1))] : token.value);
+    } else if (token.kind === 'option') {
+      optionValue(spec, token, values);
+    }
+  }
+  return { positionals: checkPositionals(spec, positionals), values };
+}
+
+function optionValue(spec, token, values) {
+  const option = spec.options[token.name];
+  if (!option || (token.rawName.startsWith('-') && !token.rawName.startsWith('--') && token.rawName !== '-h')) {
+    // Every subcommand takes positionals, so clap adds this tip (its
+    // "a similar argument exists" suggestion is not reproduced).
+    const raw = token.rawName;
+    throw usageError(`unexpected argument '${raw}' found\n\n  tip: to pass '${raw}' as a value, use '-- ${raw}'`, spec.usage);
+  }
+  const label = `'${token.rawName}${option.value ? ` ${option.value}` : ''}'`;
+  if (option.type === 'boolean') {
+    if (token.inlineValue) {
+      throw usageError(`unexpected value '${token.value}' for '${token.rawName}' found; no more were expected`, spec.usage);
+    }
+    values[token.name] = true;
+    return;
+  }
+  if (token.value === undefined) throw usageError(`a value is required for ${label} but none was supplied`, null);
+  if (option.choices && !option.choices.includes(token.value)) {
+    throw usageError(
+      `invalid value '${token.value}' for ${label}\n  [possible values: ${option.choices.join(', ')}]`,
+      null,
+    );
+  }
+  if (token.name in values) {
+    throw usageError(`the argument ${label} cannot be used multiple times`, spec.usage);
+  }
+  values[token.name] = token.value;
+}
+
+function checkPositionals(spec, positionals) {
+  const out = [];
+  let i = 0;
+  for (const p of spec.positionals) {
+    if (p.many) {
+      out.push(positionals.slice(i));
+      i = positionals.length;
+    } else {
+      out.push(positionals[i]);
+      i += 1;
+    }
+    if (p.required && (out.at(-1) === undefined || out.at(-1).length === 0)) {
+      throw usageError(`the following required arguments were not provided:\n  ${p.name}`, spec.usage);
+    }
+  }
+  if (i < positionals.length) throw usageError(`unexpected argument '${positionals[i]}' found`, spec.usage);
+  return out;
+}
+
+// --- subcommands --------------------------------------------------------
+
+function argumentOrStdin(text) {
+  return text === undefined || text === '-' ? readSource('-') : text;
+}
+
+const run = {
+  conformance([paths]) {
+    if (paths.filter((p) => p === '-').length > 1) throw inputError('stdin (`-`) can be read only once');
+    let passed = 0;
+    let failed = 0;
+    for (const file of corpusFiles(paths)) {
+      const name = file === '-' ? 'stdin' : file;
+      const text = readSource(file);
+      let result;
+      try {
+        result = runDocument(api, JSON.parse(text), name);
+      } catch (error) {
+        throw inputError(`${name}: ${error.message}`);
+      }
+      for (const failure of result.failures.slice(0, 20)) write(`FAIL ${name}: ${failure}\n`);
+      write(`${name}: ${result.passed} passed, ${result.failures.length} failed\n`);
+      passed += result.passed;
+      failed += result.failures.length;
+    }
+    write(`${passed} passed, ${failed} failed\n`);
+    if (passed + failed === 0) {
+      return `no conformance cases found in ${paths.join(', ')} (a folder is searched for .json files)`;
+    }
+    if (failed > 0) return `${failed} conformance case(s) failed`;
+    return undefined;
+  },
+  fingerprint([tool, json]) {
+    write(`${viaCore(() => core.cliFingerprint(tool, argumentOrStdin(json)))}\n`);
+  },
+  canonicalize([json]) {
+    write(`${viaCore(() => core.cliCanonicalize(argumentOrStdin(json)))}\n`);
+  },
+  replay([file], values) {
+    const text = file === undefined ? readFileSync(new URL('./billing-agent.json', import.meta.url), 'utf8') : readSource(file);
+    const result = viaCore(() => JSON.parse(core.cliReplay(text, values.option, values.json === true, values['fail-on'])));
+    for (const warning of result.warnings) warn(`warning: ${warning}`);
+    write(result.stdout);
+    return result.finding ?? undefined;
+  },
+};
+
+function corpusFiles(paths) {
+  return paths.flatMap((p) => {
+    let directory = false;
+    try {
+      directory = p !== '-' && statSync(p).isDirectory();
+    } catch {
+      // Not there: reading it reports the error.
+    }
+    return directory
+      ? readdirSync(p).filter((f) => f.endsWith('.json')).sort().map((f) => join(p, f))
+      : [p];
+  });
+}
+
+// --- main ---------------------------------------------------------------
+
+function main(argv) {
+  const [command, ...rest] = argv;
+  if (command === undefined) {
+    warn(MAIN_HELP.trimEnd());
+    return EXIT_ERROR;
+  }
+  checkUtf8([command], MAIN_USAGE);
+  if (command === '-h' || command === '--help') return write(MAIN_HELP), 0;
+  if (command === '-V' || command === '--version') return write(`doomloop ${version}\n`), 0;
+  if (command === 'help') return help(rest);
+  if (!Object.hasOwn(COMMANDS, command)) {
+    throw usageError(
+      command.startsWith('-') ? `unexpected argument '${command}' found` : `unrecognized subcommand '${command}'`,
+    );
+  }
+  const parsed = parseCommand(command, rest);
+  if (parsed.help) return write(COMMANDS[command].help), 0;
+  const finding = run[command](parsed.positionals, parsed.values);
+  if (finding === undefined) return 0;
+  warn(`doomloop: ${finding}`);
+  return EXIT_FINDING;
+}
+
+function help([name, ...extra]) {
+  if (name === undefined) return write(MAIN_HELP), 0;
+  if (!Object.hasOwn(COMMANDS, name) || extra.length > 0) {
+    throw usageError(`unrecognized subcommand '${Object.hasOwn(COMMANDS, name) ? extra[0] : name}'`);
+  }
+  return write(COMMANDS[name].help), 0;
 }
 
 try {
-  main(process.argv.slice(2));
+  process.exitCode = main(process.argv.slice(2));
 } catch (error) {
-  console.error(`doomloop: ${error.message}`);
-  process.exitCode = 1;
+  if (error instanceof Failure && error.usage !== undefined) {
+    warn(`error: ${error.message}\n${error.usage ? `\n${error.usage}\n` : ''}\nFor more information, try '--help'.`);
+  } else {
+    warn(`doomloop: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  process.exitCode = error instanceof Failure ? error.status : EXIT_ERROR;
 }

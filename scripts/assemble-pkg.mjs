@@ -12,6 +12,7 @@ const js = (name) => join(root, 'js', name);
 const shim = ['lower.js', 'core.js', 'api.js', 'adapter.js'];
 for (const file of shim) copyFileSync(js(file), join(out, file));
 copyFileSync(js('cli.mjs'), join(out, 'cli.mjs'));
+copyFileSync(js('conformance.mjs'), join(out, 'conformance.mjs'));
 copyFileSync(join(root, 'examples', 'billing-agent.json'), join(out, 'billing-agent.json'));
 for (const file of ['workerd.mjs', 'browser.mjs', 'node.cjs']) {
   copyFileSync(js(`entries/${file}`), join(out, file));

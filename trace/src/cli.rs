@@ -35,7 +35,7 @@ pub fn read_json(text: &str, what: &str) -> Result<Value, String> {
 /// assert_eq!(doom_loop_trace::cli::canonicalize_text(r#"{"b":1,"a":[2]}"#).unwrap(), r#"{"a":[2],"b":1}"#);
 /// ```
 pub fn canonicalize_text(text: &str) -> Result<String, String> {
-    canonicalize(&read_json(text, "JSON")?).map_err(|e| e.to_string())
+    canonicalize(&read_json(text, "input")?).map_err(|e| e.to_string())
 }
 
 /// `doomloop fingerprint`: the fingerprint of a call to `tool` with the
@@ -44,7 +44,7 @@ pub fn canonicalize_text(text: &str) -> Result<String, String> {
 /// # Errors
 /// As [`canonicalize_text`].
 pub fn fingerprint_text(tool: &str, text: &str) -> Result<String, String> {
-    let value = read_json(text, "JSON")?;
+    let value = read_json(text, "input")?;
     fingerprint_tool_call(&JsString::from(tool), &value)
         .map(|f| f.to_string())
         .map_err(|e| e.to_string())

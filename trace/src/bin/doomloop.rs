@@ -35,7 +35,6 @@ const EXIT_BROKEN_PIPE: u8 = 141;
     version,
     about = "Doom-loop detector for LLM agents: conformance, fingerprints and trace replay",
     after_help = "Exit status: 0 ok; 1 a finding (failed conformance cases, --fail-on reached); 2 a usage, input or output error; 141 stdout closed early.",
-    propagate_version = true,
     subcommand_required = true,
     arg_required_else_help = true
 )]
