@@ -174,7 +174,7 @@ fn regression_replay_warnings_go_to_stderr() {
 #[test]
 fn replay_fail_on_exits_1_at_the_rung() {
     let round = r#"{"calls":[{"toolName":"poll","args":{}}]}"#;
-    let transcript = format!(r#"{{"rounds":[{}]}}"#, vec![round; 4].join(","));
+    let transcript = format!(r#"{{"rounds":[{}]}}"#, [round; 4].join(","));
     let block = run(&["replay", "-", "--fail-on", "block"], &transcript);
     assert_eq!(block.status.code(), Some(1));
     assert_eq!(text(&block.stderr), "doomloop: --fail-on block: block at round 3 (\"poll\")\n");
