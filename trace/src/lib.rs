@@ -10,4 +10,6 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod eval;
+pub mod import;
 pub mod replay;

@@ -12,16 +12,14 @@
 //! the verdict text. The CLI (`doomloop replay`), the npm package's CLI and
 //! the playground all render this one timeline, so they cannot disagree.
 //!
-//! Accepted shapes: `{doomLoop?, loopKeys?, rounds: [{text?, calls: [{toolName,
-//! args}]}]}`; an OpenAI chat message list (`assistant` messages with
-//! `tool_calls`); or a Responses API item list (`function_call` and
-//! assistant `message` items, a round ending at each non-assistant item),
-//! bare or under `messages` / `input` / `output`.
+//! Reading the formats agents write is [`crate::import`]'s job;
+//! [`parse_transcript`] is its single-document entry, kept here for callers
+//! of the replay API.
 
 use doom_loop::config::resolve_doom_loop_option;
 use doom_loop::error::{Error, ErrorKind, Result};
 use doom_loop::js_string::JsString;
-use doom_loop::json::{js_number, parse_js, write_json_string, write_number, Object, Value};
+use doom_loop::json::{js_number, write_json_string, write_number, Object, Value};
 use doom_loop::ladder::Action;
 use doom_loop::loop_key::{resolve_loop_key_material, LoopKey, LoopKeyResolution};
 use doom_loop::monitor::{DeclaredCall, DoomLoopMonitor, RecordOptions, Verdict};
@@ -79,6 +77,10 @@ pub struct CallReport {
     pub malformed: bool,
     /// The verdict, if a rung was reached.
     pub verdict: Option<Verdict>,
+    /// The call's recorded result, where the trace has one.
+    pub result: Option<Value>,
+    /// The call failed (an error result).
+    pub failed: bool,
 }
 
 /// One round of the timeline.
@@ -111,61 +113,13 @@ fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::InvalidArgument, message)
 }
 
-fn get<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
-    value.as_object().and_then(|o| o.get(key))
-}
-
-fn string_field(value: &Value, keys: &[&str]) -> Option<JsString> {
-    keys.iter()
-        .find_map(|k| get(value, k).and_then(Value::as_js_string).cloned())
-}
-
-/// Reads a transcript in any accepted shape.
+/// Reads a transcript in any accepted shape (see [`crate::import`]).
 ///
 /// # Errors
-/// [`ErrorKind::InvalidArgument`] naming what is missing or malformed.
+/// [`ErrorKind::InvalidArgument`] naming what is missing or malformed and
+/// where, or, for a shape not recognised, the shapes accepted.
 pub fn parse_transcript(document: &Value) -> Result<Transcript> {
-    let option = get(document, "doomLoop").cloned().unwrap_or(Value::Bool(true));
-    let loop_keys = get(document, "loopKeys")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    let rounds = if let Some(Value::Array(rounds)) = get(document, "rounds") {
-        rounds
-            .iter()
-            .enumerate()
-            .map(|(i, r)| native_round(r).map_err(|e| invalid(format!("rounds[{i}]: {e}"))))
-            .collect::<Result<Vec<_>>>()?
-    } else {
-        let items = match document {
-            Value::Array(items) => items,
-            _ => match ["messages", "input", "output"].iter().find_map(|k| get(document, k)) {
-                Some(Value::Array(items)) => items,
-                _ => {
-                    return Err(invalid(
-                        "a transcript needs `rounds`, or a message list (bare, or under `messages`/`input`/`output`)",
-                    ))
-                }
-            },
-        };
-        message_rounds(items)?
-    };
-    Ok(Transcript {
-        option,
-        loop_keys,
-        rounds,
-    })
-}
-
-fn call_from(tool_name: JsString, args: Option<&Value>) -> TranscriptCall {
-    match args {
-        Some(Value::String(raw)) => match parse_js(raw) {
-            Ok(parsed) => TranscriptCall::new(tool_name, parsed, false),
-            Err(_) => TranscriptCall::new(tool_name, Value::String(raw.clone()), true),
-        },
-        Some(value) => TranscriptCall::new(tool_name, value.clone(), false),
-        None => TranscriptCall::new(tool_name, Value::Object(Object::new()), false),
-    }
+    crate::import::import_value(document)
 }
 
 impl TranscriptCall {
@@ -179,97 +133,6 @@ impl TranscriptCall {
             failed: false,
         }
     }
-}
-
-/// A recorded result: `null` and absent both mean "not recorded".
-fn known_result(value: Option<&Value>) -> Option<Value> {
-    value.filter(|v| !matches!(v, Value::Null)).cloned()
-}
-
-/// A round of the project's format: `{text?, calls: [{toolName, args,
-/// result?, error?}], results?}` — a call's `result` is any JSON value and
-/// `error: true` marks a failed call; a round-level `results` array (the
-/// shared trajectory layout) gives the results by position instead.
-fn native_round(round: &Value) -> Result<TranscriptRound> {
-    let text = string_field(round, &["text"]);
-    let results = match get(round, "results") {
-        None | Some(Value::Null) => &[][..],
-        Some(Value::Array(results)) => &results[..],
-        Some(_) => return Err(invalid("`results` is not an array")),
-    };
-    let calls = match get(round, "calls") {
-        None => Vec::new(),
-        Some(Value::Array(calls)) => calls
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let name = string_field(c, &["toolName", "name"])
-                    .ok_or_else(|| invalid(format!("calls[{i}] has no `toolName`")))?;
-                let mut call = call_from(name, get(c, "args").or_else(|| get(c, "arguments")));
-                call.result = known_result(get(c, "result")).or_else(|| known_result(results.get(i)));
-                call.failed = matches!(get(c, "error"), Some(Value::Bool(true)));
-                Ok(call)
-            })
-            .collect::<Result<Vec<_>>>()?,
-        Some(_) => return Err(invalid("`calls` is not an array")),
-    };
-    Ok(TranscriptRound { text, calls })
-}
-
-fn message_text(message: &Value) -> Option<JsString> {
-    match get(message, "content") {
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Array(parts)) => {
-            let mut text = JsString::new();
-            for part in parts {
-                if let Some(t) = string_field(part, &["text"]) {
-                    text.push_js(&t);
-                }
-            }
-            (!text.is_empty()).then_some(text)
-        }
-        _ => None,
-    }
-}
-
-/// Groups a chat or Responses item list into rounds.
-fn message_rounds(items: &[Value]) -> Result<Vec<TranscriptRound>> {
-    let mut rounds = Vec::new();
-    let mut current = TranscriptRound::default();
-    let flush = |current: &mut TranscriptRound, rounds: &mut Vec<TranscriptRound>| {
-        if current.text.is_some() || !current.calls.is_empty() {
-            rounds.push(std::mem::take(current));
-        }
-    };
-    for item in items {
-        let role = string_field(item, &["role"]);
-        let kind = string_field(item, &["type"]);
-        let is_assistant = role.as_ref().is_some_and(|r| r == "assistant");
-        if kind.as_ref().is_some_and(|k| k == "function_call") {
-            let name = string_field(item, &["name"]).ok_or_else(|| invalid("function_call without `name`"))?;
-            current.calls.push(call_from(name, get(item, "arguments")));
-        } else if is_assistant {
-            if role.is_some() && kind.is_none() {
-                // Chat style: one assistant message is one whole turn.
-                flush(&mut current, &mut rounds);
-            }
-            if let Some(text) = message_text(item) {
-                current.text = Some(text);
-            }
-            if let Some(Value::Array(tool_calls)) = get(item, "tool_calls") {
-                for call in tool_calls {
-                    let function = get(call, "function").unwrap_or(call);
-                    let name = string_field(function, &["name"])
-                        .ok_or_else(|| invalid("tool call without a function name"))?;
-                    current.calls.push(call_from(name, get(function, "arguments")));
-                }
-            }
-        } else {
-            flush(&mut current, &mut rounds);
-        }
-    }
-    flush(&mut current, &mut rounds);
-    Ok(rounds)
 }
 
 /// Replays a transcript.
@@ -388,6 +251,8 @@ fn record(
         exempt: key.is_none(),
         malformed: call.malformed,
         verdict: None,
+        result: call.result.clone(),
+        failed: call.failed,
     };
     let Some(key) = key else {
         return report;
@@ -447,7 +312,12 @@ impl Timeline {
                     call.duplicate_in_round, call.exempt, call.malformed
                 ));
                 push_verdict(&call.verdict, &mut out);
-                out.push('}');
+                out.push_str(",\"result\":");
+                match &call.result {
+                    Some(result) => out.push_str(&doom_loop::json::to_json(result)),
+                    None => out.push_str("null"),
+                }
+                out.push_str(&format!(",\"failed\":{}}}", call.failed));
             }
             out.push_str("]}");
         }

@@ -71,7 +71,9 @@ fn a_fan_out_of_identical_calls_counts_once_per_round() {
 #[test]
 fn a_transcript_without_rounds_is_a_clear_error() {
     let error = parse_transcript(&parse(r#"{"nope":1}"#).unwrap()).unwrap_err();
-    assert!(error.message().contains("needs `rounds`"));
+    assert!(error.message().contains("unrecognised trace shape"), "{error}");
+    assert!(error.message().contains("keys nope"), "{error}");
+    assert!(error.message().contains("Anthropic Messages"), "{error}");
 }
 
 #[test]

@@ -1,0 +1,76 @@
+//! Anthropic Messages: `[{role, content}]`, `content` a string or blocks.
+//!
+//! Each assistant message is one model turn: its `text` blocks are the
+//! turn's text and its `tool_use` blocks (`{id, name, input}`) the calls —
+//! `server_tool_use` and `mcp_tool_use` too. A user message's `tool_result`
+//! block (`{tool_use_id, content, is_error?}`) answers the call with that
+//! id: `content` (a string or text blocks) is the result and `is_error:
+//! true` marks the call failed. A whole request body (`{model, messages}`)
+//! or a single response Message is read as well.
+
+use doom_loop::error::Result;
+use doom_loop::json::Value;
+
+use super::{at, call_from, content_text, get, invalid, output_value, string_field, Builder};
+use crate::replay::TranscriptRound;
+
+/// The rounds of an Anthropic message list.
+///
+/// # Errors
+/// A `tool_use` block without `name`, named by its place
+/// (`messages[2].content[1]`).
+pub fn rounds(messages: &[Value]) -> Result<Vec<TranscriptRound>> {
+    let mut builder = Builder::default();
+    for (i, message) in messages.iter().enumerate() {
+        message_into(&mut builder, message).map_err(|e| at(&format!("messages[{i}]"), e))?;
+    }
+    Ok(builder.finish())
+}
+
+fn block_type(block: &Value) -> Vec<u8> {
+    string_field(block, &["type"]).map(|t| t.as_bytes().to_vec()).unwrap_or_default()
+}
+
+fn message_into(builder: &mut Builder, message: &Value) -> Result<()> {
+    let assistant = string_field(message, &["role"]).is_some_and(|r| r == "assistant");
+    let content = get(message, "content");
+    if assistant {
+        builder.end_turn();
+    }
+    let Some(Value::Array(blocks)) = content else {
+        if assistant {
+            if let Some(text) = content_text(content) {
+                builder.text(text);
+            }
+            builder.end_turn();
+        }
+        return Ok(());
+    };
+    for (j, block) in blocks.iter().enumerate() {
+        let kind = block_type(block);
+        if kind.ends_with(b"tool_use") {
+            let name = string_field(block, &["name"])
+                .ok_or_else(|| invalid(format!("content[{j}]: a tool_use block has no `name`")))?;
+            let id = string_field(block, &["id"]);
+            builder.call(call_from(name, get(block, "input")), id.as_ref());
+        } else if kind.ends_with(b"tool_result") {
+            let result = output_value(get(block, "content"));
+            let failed = matches!(get(block, "is_error"), Some(Value::Bool(true)));
+            let matched = match string_field(block, &["tool_use_id"]) {
+                Some(id) => builder.result_by_id(&id, result.clone(), failed),
+                None => false,
+            };
+            if !matched {
+                builder.result_in_order(None, result, failed);
+            }
+        } else if assistant && kind == b"text" {
+            if let Some(text) = string_field(block, &["text"]).filter(|t| !t.is_empty()) {
+                builder.text(text);
+            }
+        }
+    }
+    if assistant {
+        builder.end_turn();
+    }
+    Ok(())
+}

@@ -1,0 +1,451 @@
+//! Reading recorded agent runs in the formats agents and benchmarks write.
+//!
+//! Each format has its own module, written from that format's public
+//! documentation; this module detects which one a document is and turns
+//! every file shape into runs: one document, a list of runs, JSON Lines
+//! (a message per line, or a run per line), gzip, files and directories.
+//! A shape nothing here recognises is an error naming the shapes accepted —
+//! never a silent empty replay — and every error names its place (file,
+//! line, run id, and the path inside the document).
+//!
+//! Each call keeps its recorded result where the trace has one (a tool
+//! message, a `tool_result` block, a `functionResponse`, an observation),
+//! so outcome-aware detection and the evaluation can compare outputs.
+
+use std::collections::HashMap;
+
+use doom_loop::error::{Error, ErrorKind, Result};
+use doom_loop::js_string::JsString;
+use doom_loop::json::{parse_js, Object, Value};
+
+use crate::replay::{Transcript, TranscriptCall, TranscriptRound};
+
+pub mod anthropic;
+pub mod chat;
+pub mod gemini;
+pub mod lines;
+pub mod mini_swe;
+pub mod responses;
+pub mod rounds;
+pub mod swe_agent;
+
+pub use lines::{decode, import_bytes, import_file, import_path, import_single, import_text, trace_files, ImportedRun};
+
+/// The trace formats the importers read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// The project's own `{rounds: [{text?, calls, results?}]}`.
+    Rounds,
+    /// OpenAI chat messages (`tool_calls` + `role: "tool"`).
+    OpenAiChat,
+    /// OpenAI Responses items (`function_call` + `function_call_output`).
+    Responses,
+    /// Anthropic Messages (`tool_use` / `tool_result` blocks).
+    Anthropic,
+    /// Gemini `contents` (`functionCall` / `functionResponse` parts).
+    Gemini,
+    /// SWE-agent `.traj` (`trajectory[].action` / `observation`).
+    SweAgent,
+    /// mini-swe-agent trajectories (`messages`, one bash block per turn).
+    MiniSweAgent,
+}
+
+impl Format {
+    /// A short stable name (`rounds`, `openai-chat`, `responses`,
+    /// `anthropic`, `gemini`, `swe-agent`, `mini-swe-agent`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Rounds => "rounds",
+            Format::OpenAiChat => "openai-chat",
+            Format::Responses => "responses",
+            Format::Anthropic => "anthropic",
+            Format::Gemini => "gemini",
+            Format::SweAgent => "swe-agent",
+            Format::MiniSweAgent => "mini-swe-agent",
+        }
+    }
+}
+
+/// What the error for an unrecognised document lists.
+pub const ACCEPTED_SHAPES: &str = "the rounds format {rounds: [{text?, calls: [{toolName, args, result?}]}]}; \
+OpenAI chat messages (assistant `tool_calls` + `role: \"tool\"`); OpenAI Responses items \
+(`function_call` + `function_call_output`); Anthropic Messages (`tool_use` / `tool_result` blocks); \
+Gemini `contents` (`functionCall` / `functionResponse` parts); a SWE-agent .traj (`trajectory[].action`); \
+a mini-swe-agent trajectory (`messages` with one bash block per turn) — bare, or under \
+`messages`/`input`/`output`/`contents`; or JSON Lines of any of these (a message or a run per line)";
+
+pub(crate) fn invalid(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::InvalidArgument, message)
+}
+
+/// Prefixes an error with where it happened (`messages[3]`, `line 7`).
+pub(crate) fn at(place: &str, error: Error) -> Error {
+    Error::new(error.kind(), format!("{place}: {}", error.message()))
+}
+
+pub(crate) fn get<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+    value.as_object().and_then(|o| o.get(key))
+}
+
+pub(crate) fn string_field(value: &Value, keys: &[&str]) -> Option<JsString> {
+    keys.iter()
+        .find_map(|k| get(value, k).and_then(Value::as_js_string).cloned())
+}
+
+pub(crate) fn array<'a>(value: &'a Value, key: &str) -> Option<&'a [Value]> {
+    match get(value, key) {
+        Some(Value::Array(items)) => Some(items),
+        _ => None,
+    }
+}
+
+/// A call from a tool name and its arguments as recorded: a JSON string is
+/// parsed (raw text that does not parse is malformed, identified by its
+/// text, as in the reference), an object is taken as is, absent is `{}`.
+pub(crate) fn call_from(tool_name: JsString, args: Option<&Value>) -> TranscriptCall {
+    match args {
+        Some(Value::String(raw)) => match parse_js(raw) {
+            Ok(parsed) => TranscriptCall::new(tool_name, parsed, false),
+            Err(_) => TranscriptCall::new(tool_name, Value::String(raw.clone()), true),
+        },
+        Some(Value::Null) | None => TranscriptCall::new(tool_name, Value::Object(Object::new()), false),
+        Some(value) => TranscriptCall::new(tool_name, value.clone(), false),
+    }
+}
+
+/// Text of a message `content`: a string, or the `text` of its parts.
+pub(crate) fn content_text(content: Option<&Value>) -> Option<JsString> {
+    match content {
+        Some(Value::String(s)) => (!s.is_empty()).then(|| s.clone()),
+        Some(Value::Array(parts)) => {
+            let mut text = JsString::new();
+            for part in parts {
+                if let Some(t) = string_field(part, &["text"]) {
+                    if !text.is_empty() {
+                        text.push_str("\n");
+                    }
+                    text.push_js(&t);
+                }
+            }
+            (!text.is_empty()).then_some(text)
+        }
+        _ => None,
+    }
+}
+
+/// A recorded output as the result value: a string as is, a list of text
+/// parts joined, anything else (images, objects) the JSON value itself.
+pub(crate) fn output_value(output: Option<&Value>) -> Option<Value> {
+    match output {
+        None | Some(Value::Null) | Some(Value::Undefined) => None,
+        Some(Value::Array(parts))
+            if parts.iter().all(|p| string_field(p, &["text"]).is_some() || matches!(p, Value::String(_))) =>
+        {
+            let mut text = JsString::new();
+            for (i, part) in parts.iter().enumerate() {
+                if i > 0 {
+                    text.push_str("\n");
+                }
+                match part {
+                    Value::String(s) => text.push_js(s),
+                    other => text.push_js(&string_field(other, &["text"]).unwrap_or_default()),
+                }
+            }
+            Some(Value::String(text))
+        }
+        Some(other) => Some(other.clone()),
+    }
+}
+
+/// Where a call sits: (round index, call index).
+type Slot = (usize, usize);
+
+/// Builds rounds from a stream of turns, calls and results, matching each
+/// result to its call by id, by tool name, or by order.
+#[derive(Default)]
+pub(crate) struct Builder {
+    rounds: Vec<TranscriptRound>,
+    current: TranscriptRound,
+    by_id: HashMap<Vec<u8>, Slot>,
+    /// Calls still waiting for a result, in order.
+    unmatched: Vec<(Slot, JsString)>,
+}
+
+impl Builder {
+    /// Adds assistant text to the current turn.
+    pub fn text(&mut self, text: JsString) {
+        match &mut self.current.text {
+            Some(existing) => {
+                existing.push_str("\n");
+                existing.push_js(&text);
+            }
+            None => self.current.text = Some(text),
+        }
+    }
+
+    /// Adds a call to the current turn; `id` is what its result names.
+    pub fn call(&mut self, call: TranscriptCall, id: Option<&JsString>) {
+        let slot = (self.rounds.len(), self.current.calls.len());
+        if let Some(id) = id {
+            self.by_id.insert(id.as_bytes().to_vec(), slot);
+        }
+        self.unmatched.push((slot, call.tool_name.clone()));
+        self.current.calls.push(call);
+    }
+
+    /// Ends the current turn (if it had anything).
+    pub fn end_turn(&mut self) {
+        if self.current.text.is_some() || !self.current.calls.is_empty() {
+            self.rounds.push(std::mem::take(&mut self.current));
+        }
+    }
+
+    fn slot_mut(&mut self, (round, call): Slot) -> Option<&mut TranscriptCall> {
+        if round == self.rounds.len() {
+            self.current.calls.get_mut(call)
+        } else {
+            self.rounds.get_mut(round).and_then(|r| r.calls.get_mut(call))
+        }
+    }
+
+    fn fill(&mut self, slot: Slot, result: Option<Value>, failed: bool) -> bool {
+        self.unmatched.retain(|(s, _)| *s != slot);
+        match self.slot_mut(slot) {
+            Some(call) => {
+                call.result = result;
+                call.failed = failed;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Gives the result to the call with this id; false when none has it.
+    pub fn result_by_id(&mut self, id: &JsString, result: Option<Value>, failed: bool) -> bool {
+        match self.by_id.remove(id.as_bytes()) {
+            Some(slot) => self.fill(slot, result, failed),
+            None => false,
+        }
+    }
+
+    /// Gives the result to the oldest unanswered call of this tool (or, with
+    /// no name, the oldest unanswered call).
+    pub fn result_in_order(&mut self, name: Option<&JsString>, result: Option<Value>, failed: bool) -> bool {
+        let found = self
+            .unmatched
+            .iter()
+            .find(|(_, n)| name.is_none_or(|name| n == name))
+            .map(|(slot, _)| *slot);
+        match found {
+            Some(slot) => self.fill(slot, result, failed),
+            None => false,
+        }
+    }
+
+    /// The rounds, the last turn included.
+    pub fn finish(mut self) -> Vec<TranscriptRound> {
+        self.end_turn();
+        self.rounds
+    }
+}
+
+/// Which format a single-run document is, from its shape.
+///
+/// # Errors
+/// [`ErrorKind::InvalidArgument`] naming the accepted shapes and what was
+/// found, for anything not recognised (a list of runs is named as such).
+pub fn detect(document: &Value) -> Result<Format> {
+    if let Value::Object(object) = document {
+        if matches!(object.get("rounds"), Some(Value::Array(_))) {
+            return Ok(Format::Rounds);
+        }
+        if matches!(object.get("trajectory"), Some(Value::Array(_))) {
+            return Ok(Format::SweAgent);
+        }
+        if let Some(Value::Array(contents)) = object.get("contents") {
+            return detect_list(contents).or(Ok(Format::Gemini));
+        }
+        let is_mini = object
+            .get("trajectory_format")
+            .and_then(Value::as_js_string)
+            .is_some_and(|f| f.as_bytes().starts_with(b"mini-swe-agent"));
+        if let Some(Value::Array(messages)) = object.get("messages") {
+            if is_mini && !mentions_tool_calls(messages) {
+                return Ok(Format::MiniSweAgent);
+            }
+            return detect_list(messages);
+        }
+        if let Some(items) = ["input", "output"].iter().find_map(|k| match object.get(k) {
+            Some(Value::Array(items)) => Some(items),
+            _ => None,
+        }) {
+            return detect_list(items);
+        }
+        // A single response or message (an Anthropic Message, a chat
+        // message, a Gemini candidate content) stands for a list of one.
+        if object.get("role").is_some() || object.get("parts").is_some() {
+            return detect_list(std::slice::from_ref(document));
+        }
+        return Err(unrecognised(document));
+    }
+    match document {
+        Value::Array(items) => detect_list(items),
+        _ => Err(unrecognised(document)),
+    }
+}
+
+fn mentions_tool_calls(messages: &[Value]) -> bool {
+    messages
+        .iter()
+        .any(|m| get(m, "tool_calls").is_some() || string_field(m, &["role"]).is_some_and(|r| r == "tool"))
+}
+
+fn has_block(item: &Value, suffix: &[u8]) -> bool {
+    array(item, "content").is_some_and(|blocks| {
+        blocks.iter().any(|b| {
+            string_field(b, &["type"]).is_some_and(|t| t.as_bytes().ends_with(suffix))
+        })
+    })
+}
+
+fn is_type(item: &Value, kinds: &[&str]) -> bool {
+    string_field(item, &["type"]).is_some_and(|t| kinds.iter().any(|k| t == *k))
+}
+
+/// Which format a message/item list is.
+fn detect_list(items: &[Value]) -> Result<Format> {
+    if items.iter().any(|i| get(i, "parts").is_some()) {
+        return Ok(Format::Gemini);
+    }
+    if items.iter().any(|i| has_block(i, b"tool_use") || has_block(i, b"tool_result") || has_block(i, b"thinking")) {
+        return Ok(Format::Anthropic);
+    }
+    if items.iter().any(|i| get(i, "tool_calls").is_some() || get(i, "function_call").is_some_and(|f| f.as_object().is_some())) {
+        return Ok(Format::OpenAiChat);
+    }
+    if items.iter().any(|i| {
+        is_type(i, responses::ITEM_TYPES)
+    }) {
+        return Ok(Format::Responses);
+    }
+    let roles = items.iter().filter(|i| string_field(i, &["role"]).is_some()).count();
+    if roles > 0 && roles == items.len() {
+        if !mentions_tool_calls(items) && mini_swe::has_bash_blocks(items) {
+            return Ok(Format::MiniSweAgent);
+        }
+        return Ok(Format::OpenAiChat);
+    }
+    Err(unrecognised(&Value::Array(items.to_vec())))
+}
+
+/// A short description of what a document looks like, for errors.
+pub(crate) fn describe(value: &Value) -> String {
+    let keys = |o: &Object| {
+        let names: Vec<String> = o.iter().take(8).map(|(k, _)| k.to_string()).collect();
+        if names.is_empty() {
+            "no keys".to_string()
+        } else {
+            format!("keys {}", names.join(", "))
+        }
+    };
+    match value {
+        Value::Object(o) => format!("an object with {}", keys(o)),
+        Value::Array(items) => match items.first() {
+            None => "an empty array".to_string(),
+            Some(Value::Object(o)) => format!("an array of {} items, the first with {}", items.len(), keys(o)),
+            Some(first) => format!("an array of {} items, the first a {}", items.len(), first.type_of()),
+        },
+        other => format!("a {}", other.type_of()),
+    }
+}
+
+fn unrecognised(document: &Value) -> Error {
+    if let Some(runs) = run_list(document) {
+        return invalid(format!(
+            "this is a list of {} runs, not one run: replay one of them, or evaluate them all",
+            runs.len()
+        ));
+    }
+    invalid(format!(
+        "unrecognised trace shape ({}); accepted: {ACCEPTED_SHAPES}",
+        describe(document)
+    ))
+}
+
+/// The runs of a document that holds several (a tau-bench results file: an
+/// array of `{task_id, reward, traj: [messages]}`; or an array of runs in
+/// any accepted shape), if it is one.
+pub(crate) fn run_list(document: &Value) -> Option<&[Value]> {
+    let Value::Array(items) = document else {
+        return None;
+    };
+    let is_run = |item: &Value| {
+        matches!(get(item, "traj"), Some(Value::Array(_)))
+            || matches!(get(item, "rounds"), Some(Value::Array(_)))
+            || matches!(get(item, "trajectory"), Some(Value::Array(_)))
+            || (matches!(get(item, "messages"), Some(Value::Array(_))) && get(item, "role").is_none())
+            || (matches!(get(item, "contents"), Some(Value::Array(_))) && get(item, "role").is_none())
+    };
+    (!items.is_empty() && items.iter().all(is_run)).then_some(items)
+}
+
+/// Reads one run in any accepted shape.
+///
+/// # Errors
+/// [`ErrorKind::InvalidArgument`] naming what is malformed and where
+/// (`messages[3].tool_calls[0]: …`), or, for a shape not recognised, the
+/// shapes accepted.
+pub fn import_value(document: &Value) -> Result<Transcript> {
+    import_detected(document).map(|(_, transcript)| transcript)
+}
+
+/// [`import_value`], also telling which format the document was read as.
+///
+/// # Errors
+/// As [`import_value`].
+pub fn import_detected(document: &Value) -> Result<(Format, Transcript)> {
+    // A tau-bench run is its `traj` chat list.
+    let document = match get(document, "traj") {
+        Some(traj @ Value::Array(_)) if get(document, "rounds").is_none() => traj,
+        _ => document,
+    };
+    let format = detect(document)?;
+    let option = get(document, "doomLoop").cloned().unwrap_or(Value::Bool(true));
+    let loop_keys = get(document, "loopKeys").and_then(Value::as_object).cloned().unwrap_or_default();
+    let rounds = match format {
+        Format::Rounds => rounds::rounds(document)?,
+        Format::OpenAiChat => chat::rounds(messages_of(document, &["messages", "input"]))?,
+        Format::Responses => responses::rounds(messages_of(document, &["input", "output", "messages"]))?,
+        Format::Anthropic => anthropic::rounds(messages_of(document, &["messages"]))?,
+        Format::Gemini => gemini::rounds(messages_of(document, &["contents"]))?,
+        Format::SweAgent => swe_agent::rounds(document)?,
+        Format::MiniSweAgent => mini_swe::rounds(messages_of(document, &["messages"]))?,
+    };
+    if format != Format::Rounds && rounds.is_empty() {
+        return Err(invalid(format!(
+            "read as {} but it has no assistant turn ({})",
+            format.name(),
+            describe(document)
+        )));
+    }
+    Ok((
+        format,
+        Transcript {
+            option,
+            loop_keys,
+            rounds,
+        },
+    ))
+}
+
+/// The message list of a document: the document itself when it is a list,
+/// the list under one of `keys`, or a single message as a list of one.
+fn messages_of<'a>(document: &'a Value, keys: &[&str]) -> &'a [Value] {
+    match document {
+        Value::Array(items) => items,
+        _ => keys
+            .iter()
+            .find_map(|k| array(document, k))
+            .unwrap_or(std::slice::from_ref(document)),
+    }
+}

@@ -1,0 +1,70 @@
+//! OpenAI Responses API items: `[{type: "function_call", call_id, name,
+//! arguments}, {type: "function_call_output", call_id, output}, {type:
+//! "message", role: "assistant", content: [{type: "output_text", text}]},
+//! …]` — bare, or under `input` / `output`.
+//!
+//! A model turn is the run of output items (assistant messages, reasoning,
+//! function calls) between input items; a `function_call_output` (or any
+//! user/system/developer message) ends it. Outputs are matched to calls by
+//! `call_id`. `custom_tool_call` (free-form `input`) and its
+//! `custom_tool_call_output` are read the same way.
+
+use doom_loop::error::Result;
+use doom_loop::json::Value;
+
+use super::{at, call_from, content_text, get, invalid, output_value, string_field, Builder};
+use crate::replay::TranscriptRound;
+
+/// Item `type`s that mark a list as Responses items.
+pub(crate) const ITEM_TYPES: &[&str] = &[
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "reasoning",
+    "message",
+];
+
+/// The rounds of a Responses item list.
+///
+/// # Errors
+/// A `function_call` without `name`, named by its place (`items[5]`).
+pub fn rounds(items: &[Value]) -> Result<Vec<TranscriptRound>> {
+    let mut builder = Builder::default();
+    for (i, item) in items.iter().enumerate() {
+        item_into(&mut builder, item).map_err(|e| at(&format!("items[{i}]"), e))?;
+    }
+    Ok(builder.finish())
+}
+
+fn item_into(builder: &mut Builder, item: &Value) -> Result<()> {
+    let kind = string_field(item, &["type"]);
+    let role = string_field(item, &["role"]);
+    match kind.as_ref().map(|k| k.as_bytes()) {
+        Some(b"function_call") | Some(b"custom_tool_call") => {
+            let name = string_field(item, &["name"]).ok_or_else(|| invalid("a function_call has no `name`"))?;
+            let args = get(item, "arguments").or_else(|| get(item, "input"));
+            let id = string_field(item, &["call_id", "id"]);
+            builder.call(call_from(name, args), id.as_ref());
+        }
+        Some(b"function_call_output") | Some(b"custom_tool_call_output") => {
+            builder.end_turn();
+            let result = output_value(get(item, "output"));
+            let matched = match string_field(item, &["call_id"]) {
+                Some(id) => builder.result_by_id(&id, result.clone(), false),
+                None => false,
+            };
+            if !matched {
+                builder.result_in_order(None, result, false);
+            }
+        }
+        Some(b"reasoning") => {}
+        _ if role.as_ref().is_some_and(|r| r == "assistant") => {
+            if let Some(text) = content_text(get(item, "content")) {
+                builder.text(text);
+            }
+        }
+        _ => builder.end_turn(),
+    }
+    Ok(())
+}
