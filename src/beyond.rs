@@ -23,6 +23,7 @@
 
 use crate::js_string::JsString;
 use crate::json::{Object, Value};
+use crate::outcome::{OutcomeConfig, OutcomeState};
 
 /// Detector label for a repeating cycle of calls.
 pub const TOOL_CYCLE: &str = "tool-cycle";
@@ -50,6 +51,8 @@ pub struct BeyondConfig {
     pub failures: bool,
     /// The spend guard, when configured.
     pub budget: Option<BudgetConfig>,
+    /// Outcome-aware streaks ([`crate::outcome`]), when configured.
+    pub outcomes: Option<OutcomeConfig>,
 }
 
 /// Spend limits (in whatever unit the caller feeds: tokens or cost).
@@ -100,6 +103,7 @@ impl BeyondConfig {
                     .cloned()
                     .unwrap_or_else(|| JsString::from("tokens")),
             }),
+            outcomes: get("outcomes").and_then(OutcomeConfig::from_option),
         }
     }
 
@@ -127,6 +131,9 @@ impl BeyondConfig {
             }
             b.insert(JsString::from("unit"), Value::String(budget.unit.clone()));
             out.insert(JsString::from("budget"), Value::Object(b));
+        }
+        if let Some(outcomes) = &self.outcomes {
+            out.insert(JsString::from("outcomes"), outcomes.to_value());
         }
         Value::Object(out)
     }
@@ -211,6 +218,8 @@ pub(crate) struct BeyondState {
     pub(crate) spent_while_looping: f64,
     /// A verdict was issued since the last spend record.
     pub(crate) loop_suspected: bool,
+    /// Outcome-aware streak evidence.
+    pub(crate) outcomes: OutcomeState,
 }
 
 fn slot<'a, T: Default>(list: &'a mut Vec<(JsString, T)>, tool: &JsString) -> &'a mut T {
@@ -260,6 +269,12 @@ impl BeyondState {
     /// Records that `tool` starts a new round, its previous round being `finished`.
     pub(crate) fn close_round(&mut self, tool: &JsString, finished: &[JsString]) {
         slot(&mut self.cycles, tool).push(round_identity(finished));
+    }
+
+    /// A result of `tool` was new (outcome-aware streaks): a cycle through
+    /// calls whose results move is progress, so its evidence restarts.
+    pub(crate) fn progress(&mut self, tool: &JsString) {
+        self.cycles.retain(|(name, _)| name != tool);
     }
 
     /// The cycle `tool` is in, counting the current round `current`.
@@ -343,6 +358,9 @@ impl BeyondState {
             out.insert(JsString::from("spent"), Value::Number(self.spent));
             out.insert(JsString::from("spentWhileLooping"), Value::Number(self.spent_while_looping));
         }
+        if let Some(outcomes) = self.outcomes.to_value() {
+            out.insert(JsString::from("outcomes"), outcomes);
+        }
         (!out.is_empty()).then_some(Value::Object(out))
     }
 
@@ -404,6 +422,7 @@ impl BeyondState {
             .filter(|n| n.is_finite() && *n >= 0.0)
             .unwrap_or(0.0)
             .min(state.spent);
+        state.outcomes = OutcomeState::from_value(object.get("outcomes"));
         state
     }
 }

@@ -382,3 +382,25 @@ fn resolve_text(input: Option<&Value>) -> Result<TextConfig> {
         }
     }
 }
+
+/// The recommended `doomLoop` option, as JSON text: the reference's ladder
+/// with outcome-aware streaks ([`crate::outcome`]) and cycle detection
+/// ([`crate::beyond`]) — what the evaluation on recorded agent runs shows
+/// stops loops without interrupting agents that make progress. The npm
+/// package exports the same object as `RECOMMENDED_DOOM_LOOP_OPTION`.
+pub const RECOMMENDED_DOOM_LOOP_OPTION: &str = r#"{"outcomes":true,"cycles":true}"#;
+
+/// [`RECOMMENDED_DOOM_LOOP_OPTION`] as an option value.
+///
+/// ```
+/// use doom_loop::config::{recommended_doom_loop_option, resolve_doom_loop_option};
+/// let config = resolve_doom_loop_option(Some(&recommended_doom_loop_option())).result.unwrap().unwrap();
+/// assert!(config.beyond.outcomes.is_some() && config.beyond.cycles.is_some());
+/// ```
+pub fn recommended_doom_loop_option() -> Value {
+    match crate::json::parse(RECOMMENDED_DOOM_LOOP_OPTION) {
+        Ok(option) => option,
+        // A constant that parses (a unit test checks it); never taken.
+        Err(_) => Value::Bool(true),
+    }
+}

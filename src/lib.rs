@@ -39,13 +39,17 @@ pub mod json;
 pub mod ladder;
 pub mod loop_key;
 pub mod monitor;
+pub mod outcome;
 pub mod state;
 pub mod text;
 #[cfg(test)]
 mod test_rng;
 
 pub use canonical::{canonicalize, MAX_CANONICALIZE_DEPTH};
-pub use config::{resolve_doom_loop_option, ResolvedConfig, DEFAULT_MAX_ESCALATIONS};
+pub use config::{
+    recommended_doom_loop_option, resolve_doom_loop_option, ResolvedConfig, DEFAULT_MAX_ESCALATIONS,
+    RECOMMENDED_DOOM_LOOP_OPTION,
+};
 pub use error::{Error, ErrorKind, Result};
 pub use fingerprint::{fingerprint_key_material, fingerprint_tool_call};
 pub use js_string::JsString;

@@ -449,7 +449,11 @@ impl DoomLoopMonitor {
         let streak = score(call_set);
         let round_set: Arc<[JsString]> = declared.cloned().unwrap_or_else(|| Arc::from(single));
         let round_streak = score(&round_set);
-        let effective = streak.max(call_streak);
+        let effective = match self.config.beyond.outcomes {
+            // Outcome-aware: the calls before the result last turned new do not count.
+            Some(_) => self.beyond.outcomes.streak(tool_name, &fingerprint, streak.max(call_streak), round),
+            None => streak.max(call_streak),
+        };
         let action = resolve_ladder_action(
             &self.config.ladder,
             effective,
@@ -567,8 +571,8 @@ impl DoomLoopMonitor {
         verdict
     }
 
-    /// Records the result of a call, for the opt-in progress ledger and
-    /// failure streak (a no-op unless configured). `input` is the call's
+    /// Records the result of a call, for the opt-in outcome-aware streaks,
+    /// progress ledger and failure streak (a no-op unless configured). `input` is the call's
     /// fingerprint from [`Self::record_tool_call`]; `outcome` is the
     /// result's identity (the tool's `loopOutputKey` material), if any.
     /// Post-execution, so the verdict never blocks; `stop` still stops.
@@ -583,6 +587,17 @@ impl DoomLoopMonitor {
         failed: bool,
         round: f64,
     ) -> Result<Option<Verdict>> {
+        if let (Some(config), Some(outcome)) = (&self.config.beyond.outcomes, outcome) {
+            let identity = JsString::from(crate::fingerprint::fingerprint_key_material(&config.comparable(outcome))?);
+            let recent = config.recent;
+            if self.beyond.outcomes.record(tool_name, input, identity, round, recent) {
+                // A repeated call showing something new is progress: the
+                // same words around it are not a loop (as the reference
+                // clears the text streak when a late result is delivered).
+                self.reset_text_streak();
+                self.beyond.progress(tool_name);
+            }
+        }
         let mut verdict = None;
         if let (true, Some(outcome)) = (self.config.beyond.ledger, outcome) {
             let outcome = JsString::from(crate::fingerprint::fingerprint_key_material(outcome)?);

@@ -270,10 +270,14 @@ fn record(
         });
     match recorded {
         Ok(record) => {
+            let fed = feed_result(monitor, call, &record.fingerprint, round, warnings);
             report.fingerprint = Some(record.fingerprint);
             report.streak = record.streak;
             report.duplicate_in_round = record.duplicate_in_round;
-            report.verdict = record.verdict;
+            report.verdict = match (record.verdict, fed) {
+                (Some(call), Some(result)) if result.action > call.action => Some(result),
+                (call, result) => call.or(result),
+            };
         }
         Err(error) => warnings.push(format!(
             "[DoomLoop] fallback identity for \"{}\" also unhashable; skipping detection for this call: {error}",
@@ -281,6 +285,35 @@ fn record(
         )),
     }
     report
+}
+
+/// Feeds a call's recorded result to the monitor right after the call, as
+/// the engine's `PostToolUse` would (the outcome-aware streaks, the ledger
+/// and the failure streak read it; a no-op for a default monitor). The
+/// call's own verdict was decided before, so a result verdict (never a
+/// block) only shows when the call earned none.
+fn feed_result(
+    monitor: &mut DoomLoopMonitor,
+    call: &TranscriptCall,
+    fingerprint: &JsString,
+    round: f64,
+    warnings: &mut Vec<String>,
+) -> Option<Verdict> {
+    if monitor.config().beyond.is_off() || (call.result.is_none() && !call.failed) {
+        return None;
+    }
+    monitor
+        .record_tool_result(&call.tool_name, fingerprint, call.result.as_ref(), call.failed, round)
+        .unwrap_or_else(|error| {
+            warnings.push(format!(
+                "[DoomLoop] the result of a \"{}\" call cannot be fingerprinted; recording it without an outcome: {error}",
+                call.tool_name
+            ));
+            monitor
+                .record_tool_result(&call.tool_name, fingerprint, None, call.failed, round)
+                .ok()
+                .flatten()
+        })
 }
 
 impl Timeline {

@@ -1,0 +1,351 @@
+//! Outcome-aware streaks (opt-in, the `outcomes` key of the `doomLoop` option).
+//!
+//! The reference counts how many consecutive rounds a tool was called with
+//! the same fingerprint, whatever the calls returned. Real agents repeat an
+//! identical call on purpose when its result moves: a no-argument
+//! `scroll_down` shows the next page each time; a test run after every edit
+//! (edit and test through different tools) returns a new failure each time;
+//! a poller sees a job advance. Those are progress, not loops.
+//!
+//! The rule: a call's *outcome streak* counts the consecutive calls of one
+//! fingerprint since its result last turned **new**. A result is new when it
+//! is not among the last `recent` known results of that fingerprint (default
+//! 2, so an A/B/A/B oscillation keeps counting while A/B/C/D restarts); the
+//! call that returned it becomes the first of a fresh run. The streak the
+//! ladder sees is the reference's streak minus the calls before that point,
+//! so:
+//!
+//! - a call whose fingerprint has no known result behaves exactly as in the
+//!   reference (nothing is subtracted);
+//! - a run the reference breaks (another fingerprint of the tool in between)
+//!   is broken here too (the fingerprint's recent results are kept: an
+//!   output seen before the break is not new after it);
+//! - the same call with the same output counts exactly as in the reference.
+//!
+//! Results are compared by their identity: the fingerprint of the outcome
+//! value (the tool's `loopOutputKey` projection in the adapter), optionally
+//! with every run of ASCII digits masked to `0` first (`maskDigits`) so
+//! timings and ids do not make every output new.
+//!
+//! The verdict for a call is decided when the call is recorded, before its
+//! result exists: a block at outcome streak 3 means the previous two results
+//! were the same. State lives in the monitor's `beyond` blob under
+//! `outcomes` (a key the reference ignores): per tool, the few fingerprints
+//! of its current round with their recent result identities, bounded.
+
+use crate::js_string::JsString;
+use crate::json::{Object, Value};
+
+/// Most recent results a fingerprint remembers.
+pub const MAX_RECENT: usize = 8;
+/// Fingerprints tracked per tool (a round's fan-out); the oldest goes first.
+const MAX_FINGERPRINTS: usize = 32;
+/// Largest count a restored entry keeps (as the reference's streaks).
+const MAX_COUNT: f64 = 1_000_000.0;
+
+/// The outcome rule's parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutcomeConfig {
+    /// A result is new when it is not among this many latest known results
+    /// of the fingerprint (1..=[`MAX_RECENT`]).
+    pub recent: usize,
+    /// Mask runs of ASCII digits in the outcome before comparing.
+    pub mask_digits: bool,
+}
+
+impl Default for OutcomeConfig {
+    fn default() -> Self {
+        OutcomeConfig {
+            recent: 2,
+            mask_digits: false,
+        }
+    }
+}
+
+impl OutcomeConfig {
+    /// Reads `outcomes: true | {recent?, maskDigits?}`; other values mean off.
+    pub fn from_option(option: &Value) -> Option<OutcomeConfig> {
+        let defaults = OutcomeConfig::default();
+        match option {
+            Value::Bool(true) => Some(defaults),
+            Value::Object(o) => Some(OutcomeConfig {
+                recent: o
+                    .get("recent")
+                    .and_then(Value::as_f64)
+                    .filter(|n| n.is_finite() && *n >= 1.0)
+                    .map_or(defaults.recent, |n| (n as usize).min(MAX_RECENT)),
+                mask_digits: o.get("maskDigits").is_some_and(Value::is_truthy),
+            }),
+            _ => None,
+        }
+    }
+
+    /// The resolved form, as a JSON value.
+    pub fn to_value(&self) -> Value {
+        Value::Object(Object::from_entries(vec![
+            (JsString::from("recent"), Value::Number(self.recent as f64)),
+            (JsString::from("maskDigits"), Value::Bool(self.mask_digits)),
+        ]))
+    }
+
+    /// The value whose fingerprint identifies a result: `outcome` itself,
+    /// or with digit runs masked.
+    pub fn comparable(&self, outcome: &Value) -> Value {
+        if self.mask_digits {
+            mask_digits(outcome)
+        } else {
+            outcome.clone()
+        }
+    }
+}
+
+/// `outcome` with every run of ASCII digits in its strings and keys replaced
+/// by one `0`, and every number by `0`.
+pub fn mask_digits(outcome: &Value) -> Value {
+    match outcome {
+        Value::String(s) => Value::String(mask_string(s)),
+        Value::Number(_) => Value::Number(0.0),
+        Value::Array(items) => Value::Array(items.iter().map(mask_digits).collect()),
+        Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (mask_string(k), mask_digits(v))).collect()),
+        other => other.clone(),
+    }
+}
+
+fn mask_string(s: &JsString) -> JsString {
+    let mut out = JsString::with_capacity(s.as_bytes().len());
+    let mut in_digits = false;
+    for unit in s.code_units() {
+        let digit = (u16::from(b'0')..=u16::from(b'9')).contains(&unit);
+        if !(digit && in_digits) {
+            out.push_code_unit(if digit { u16::from(b'0') } else { unit });
+        }
+        in_digits = digit;
+    }
+    out
+}
+
+/// One fingerprint's outcome evidence.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct OutcomeEntry {
+    pub(crate) fingerprint: JsString,
+    /// Latest known result identities, oldest first (≤ [`MAX_RECENT`]).
+    pub(crate) recent: Vec<JsString>,
+    /// Reference streak of the call before the current run began.
+    pub(crate) base: f64,
+    /// Reference streak of the latest recorded call.
+    pub(crate) last: f64,
+    /// Round of the latest recorded call.
+    pub(crate) round: Option<f64>,
+}
+
+/// Outcome evidence of every tool (persisted under `beyond.outcomes`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct OutcomeState {
+    pub(crate) tools: Vec<(JsString, Vec<OutcomeEntry>)>,
+}
+
+impl OutcomeState {
+    fn entries(&mut self, tool: &JsString) -> &mut Vec<OutcomeEntry> {
+        let index = match self.tools.iter().position(|(name, _)| name == tool) {
+            Some(i) => i,
+            None => {
+                self.tools.push((tool.clone(), Vec::new()));
+                self.tools.len() - 1
+            }
+        };
+        &mut self.tools[index].1
+    }
+
+    /// The outcome streak of a call the reference scored `streak`: its
+    /// streak minus the calls before the fingerprint's result last turned new.
+    pub(crate) fn streak(&mut self, tool: &JsString, fingerprint: &JsString, streak: f64, round: f64) -> f64 {
+        let entries = self.entries(tool);
+        let index = match entries.iter().position(|e| e.fingerprint == *fingerprint) {
+            Some(i) => i,
+            None => {
+                if entries.len() == MAX_FINGERPRINTS {
+                    entries.remove(0);
+                }
+                entries.push(OutcomeEntry {
+                    fingerprint: fingerprint.clone(),
+                    ..OutcomeEntry::default()
+                });
+                entries.len() - 1
+            }
+        };
+        let entry = &mut entries[index];
+        if streak <= entry.base || (entry.round != Some(round) && streak <= entry.last) {
+            // The reference broke the run; the results stay, so an output
+            // seen before the break is still not new after it.
+            entry.base = 0.0;
+        }
+        entry.last = streak;
+        entry.round = Some(round);
+        (streak - entry.base).max(1.0)
+    }
+
+    /// Records the identity of a result of `fingerprint`'s call in `round`;
+    /// a new result starts a fresh run at that call. Returns whether it was
+    /// new (an earlier result of the fingerprint is known and differs).
+    pub(crate) fn record(&mut self, tool: &JsString, fingerprint: &JsString, identity: JsString, round: f64, recent: usize) -> bool {
+        let Some(entry) = self.entries(tool).iter_mut().find(|e| e.fingerprint == *fingerprint) else {
+            // Never recorded as a call (exempt, or evicted): no run to shape.
+            return false;
+        };
+        let window = &entry.recent[entry.recent.len().saturating_sub(recent)..];
+        let new = !window.is_empty() && !window.contains(&identity);
+        if new {
+            // That call is the run's first; a result arriving after the next
+            // call of the same fingerprint was recorded is one call older.
+            let behind = if entry.round == Some(round) { 1.0 } else { 2.0 };
+            entry.base = (entry.last - behind).max(0.0);
+        }
+        entry.recent.push(identity);
+        if entry.recent.len() > MAX_RECENT {
+            entry.recent.remove(0);
+        }
+        new
+    }
+
+    /// The persisted form, `None` when empty.
+    pub(crate) fn to_value(&self) -> Option<Value> {
+        if self.tools.is_empty() {
+            return None;
+        }
+        let tools = self
+            .tools
+            .iter()
+            .map(|(tool, entries)| {
+                let entries = entries
+                    .iter()
+                    .map(|e| {
+                        let recent = e.recent.iter().cloned().map(Value::String).collect();
+                        let mut fields = vec![
+                            (JsString::from("recent"), Value::Array(recent)),
+                            (JsString::from("base"), Value::Number(e.base)),
+                            (JsString::from("last"), Value::Number(e.last)),
+                        ];
+                        if let Some(round) = e.round {
+                            fields.push((JsString::from("round"), Value::Number(round)));
+                        }
+                        (e.fingerprint.clone(), Value::Object(Object::from_entries(fields)))
+                    })
+                    .collect();
+                (tool.clone(), Value::Object(Object::from_entries(entries)))
+            })
+            .collect();
+        Some(Value::Object(Object::from_entries(tools)))
+    }
+
+    /// Restores from a persisted `outcomes` object entry by entry; anything
+    /// malformed is dropped, never fatal, and every list is bounded.
+    pub(crate) fn from_value(value: Option<&Value>) -> OutcomeState {
+        let mut state = OutcomeState::default();
+        let Some(tools) = value.and_then(Value::as_object) else {
+            return state;
+        };
+        for (tool, entries) in tools.iter() {
+            let Some(entries) = entries.as_object() else { continue };
+            let mut restored: Vec<OutcomeEntry> = entries.iter().filter_map(|(f, e)| restore_entry(f, e)).collect();
+            let excess = restored.len().saturating_sub(MAX_FINGERPRINTS);
+            restored.drain(..excess);
+            if !restored.is_empty() {
+                state.tools.push((tool.clone(), restored));
+            }
+        }
+        state
+    }
+}
+
+fn restore_entry(fingerprint: &JsString, entry: &Value) -> Option<OutcomeEntry> {
+    let object = entry.as_object()?;
+    let count = |name: &str| {
+        object
+            .get(name)
+            .and_then(Value::as_f64)
+            .filter(|n| n.is_finite() && *n >= 0.0)
+            .map(|n| n.floor().min(MAX_COUNT))
+    };
+    let Some(Value::Array(items)) = object.get("recent") else {
+        return None;
+    };
+    let recent: Vec<JsString> = items.iter().filter_map(Value::as_js_string).cloned().collect();
+    let keep = recent.len().saturating_sub(MAX_RECENT);
+    let last = count("last")?;
+    Some(OutcomeEntry {
+        fingerprint: fingerprint.clone(),
+        recent: recent[keep..].to_vec(),
+        base: count("base")?.min(last),
+        last,
+        round: object.get("round").and_then(Value::as_f64).filter(|n| n.is_finite()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::{parse, to_json};
+
+    #[test]
+    fn digit_runs_mask_to_one_zero_in_strings_keys_and_numbers() {
+        let v = parse(r#"{"took 12ms":"pid 4411 at 0x7f3a","n":3.5,"list":["v1.2.10",true]}"#).unwrap();
+        assert_eq!(
+            to_json(&mask_digits(&v)),
+            r#"{"took 0ms":"pid 0 at 0x0f0a","n":0,"list":["v0.0.0",true]}"#
+        );
+    }
+
+    #[test]
+    fn options_read_true_objects_and_clamp_recent() {
+        assert_eq!(OutcomeConfig::from_option(&Value::Bool(true)), Some(OutcomeConfig::default()));
+        assert_eq!(OutcomeConfig::from_option(&Value::Bool(false)), None);
+        assert_eq!(OutcomeConfig::from_option(&parse("1").unwrap()), None);
+        let c = OutcomeConfig::from_option(&parse(r#"{"recent":99,"maskDigits":1}"#).unwrap()).unwrap();
+        assert_eq!((c.recent, c.mask_digits), (MAX_RECENT, true));
+        let c = OutcomeConfig::from_option(&parse(r#"{"recent":0}"#).unwrap()).unwrap();
+        assert_eq!(c.recent, OutcomeConfig::default().recent);
+    }
+
+    #[test]
+    fn a_late_result_restarts_the_run_at_its_own_call() {
+        let mut s = OutcomeState::default();
+        let (t, f) = (JsString::from("t"), JsString::from("f"));
+        assert_eq!(s.streak(&t, &f, 1.0, 1.0), 1.0);
+        s.record(&t, &f, JsString::from("A"), 1.0, 2);
+        assert_eq!(s.streak(&t, &f, 2.0, 2.0), 2.0);
+        assert_eq!(s.streak(&t, &f, 3.0, 3.0), 3.0);
+        // Round 2's result arrives after round 3's call: round 2 is the first.
+        assert!(s.record(&t, &f, JsString::from("B"), 2.0, 2));
+        assert_eq!(s.streak(&t, &f, 4.0, 4.0), 3.0);
+    }
+
+    #[test]
+    fn restore_bounds_lists_and_drops_malformed_entries() {
+        let recent: Vec<String> = (0..20).map(|i| format!("\"r{i}\"")).collect();
+        let mut tools = String::from("{\"t\":{");
+        for i in 0..40 {
+            tools.push_str(&format!("\"f{i}\":{{\"recent\":[{}],\"base\":9,\"last\":4}},", recent.join(",")));
+        }
+        tools.push_str("\"bad\":{\"recent\":\"x\",\"last\":1},\"neg\":{\"recent\":[],\"base\":0,\"last\":-1}},\"u\":7}");
+        let s = OutcomeState::from_value(Some(&parse(&tools).unwrap()));
+        assert_eq!(s.tools.len(), 1);
+        let entries = &s.tools[0].1;
+        assert_eq!(entries.len(), MAX_FINGERPRINTS);
+        assert_eq!(entries[0].fingerprint, JsString::from("f8"), "the oldest go first");
+        assert!(entries.iter().all(|e| e.recent.len() == MAX_RECENT && e.base == 4.0 && e.last == 4.0));
+        assert_eq!(entries[0].recent[0], JsString::from("r12"));
+    }
+
+    #[test]
+    fn state_round_trips_through_its_value() {
+        let mut s = OutcomeState::default();
+        let (t, f) = (JsString::from("t"), JsString::from("f"));
+        s.streak(&t, &f, 1.0, 1.0);
+        s.record(&t, &f, JsString::from("A"), 1.0, 2);
+        s.streak(&t, &f, 2.0, 2.0);
+        s.record(&t, &f, JsString::from("B"), 2.0, 2);
+        let value = s.to_value().unwrap();
+        assert_eq!(OutcomeState::from_value(Some(&value)), s);
+        assert_eq!(OutcomeState::default().to_value(), None);
+    }
+}
