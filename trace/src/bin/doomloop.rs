@@ -8,33 +8,38 @@
 //! for SIGPIPE; any other write error is reported), and warnings go to
 //! stderr so that stdout is only the result.
 
-use std::io::{self, Read, Write};
+use std::io::{self, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use doom_loop::conformance::run_document;
 use doom_loop::json::parse;
 use doom_loop::ladder::Action;
-use doom_loop_trace::cli;
+use doom_loop_trace::cli::{self, OptionChoice};
+use doom_loop_trace::eval::Evaluation;
+use doom_loop_trace::import::{import_bytes, trace_files, ImportedRun};
 
 /// The bundled example transcript: the default input of `replay`.
 const BILLING_AGENT: &str = include_str!("../../../examples/billing-agent.json");
 
-/// Exit status: a finding (failed conformance cases, `--fail-on` tripped).
+/// Exit status: a finding (failed or no conformance cases, no runs to
+/// evaluate, `--fail-on` reached).
 const EXIT_FINDING: u8 = 1;
 /// Exit status: usage, input or output errors (nothing was decided).
 const EXIT_ERROR: u8 = 2;
 /// Exit status when stdout is closed early (`| head -1`): 128 + SIGPIPE,
 /// what a shell reports for a tool killed by the signal.
 const EXIT_BROKEN_PIPE: u8 = 141;
+/// `eval` shows a progress line (on a terminal) from this many runs on.
+const PROGRESS_FROM_RUNS: usize = 200;
 
 #[derive(Parser)]
 #[command(
     name = "doomloop",
     version,
-    about = "Doom-loop detector for LLM agents: conformance, fingerprints and trace replay",
-    after_help = "Exit status: 0 ok; 1 a finding (failed conformance cases, --fail-on reached); 2 a usage, input or output error; 141 stdout closed early.",
+    about = "Doom-loop detector for LLM agents: conformance, fingerprints, trace replay and evaluation",
+    after_help = "Exit status: 0 ok; 1 a finding (conformance failed or found no cases, eval found no runs, --fail-on reached); 2 a usage, input or output error; 141 stdout closed early.",
     subcommand_required = true,
     arg_required_else_help = true
 )]
@@ -65,29 +70,47 @@ enum Command {
         /// The JSON value (absent or `-`: read from stdin)
         json: Option<String>,
     },
-    /// Replay a transcript through the detector and print its timeline
+    /// Replay one recorded run through the detector and print its timeline
     Replay {
-        /// The transcript (`-` reads stdin; absent: the bundled billing-agent example)
+        /// The trace, in any format eval reads (`-` reads stdin; absent: the bundled billing-agent example)
         file: Option<PathBuf>,
         /// Print the timeline as JSON instead of a table
         #[arg(long)]
         json: bool,
-        #[command(flatten)]
-        option: OptionArgs,
+        /// The `doomLoop` option to replay with, as JSON (overrides the trace's)
+        #[arg(long = "option", value_name = "JSON", allow_hyphen_values = true, conflicts_with = "recommended")]
+        option: Option<String>,
+        /// Replay with RECOMMENDED_DOOM_LOOP_OPTION
+        #[arg(long)]
+        recommended: bool,
         /// Exit 1 when the replay reaches this rung (or a stronger one)
+        #[arg(long, value_enum, value_name = "RUNG")]
+        fail_on: Option<FailOn>,
+    },
+    /// Replay many recorded runs under one or more options and print what the detector would have done
+    Eval {
+        /// Trace files or folders (.json, .jsonl, .ndjson, .traj, gzipped too; `-` reads stdin)
+        #[arg(required = true, value_name = "PATH")]
+        paths: Vec<PathBuf>,
+        /// A `doomLoop` option to evaluate, as JSON (repeatable)
+        #[arg(long = "option", value_name = "JSON", allow_hyphen_values = true)]
+        options: Vec<String>,
+        /// Evaluate RECOMMENDED_DOOM_LOOP_OPTION
+        #[arg(long)]
+        recommended: bool,
+        /// The reference's defaults and the recommended option, side by side
+        #[arg(long)]
+        compare: bool,
+        /// Print the report as JSON instead of tables
+        #[arg(long)]
+        json: bool,
+        /// Exit 1 when any run reaches this rung (or a stronger one) under any option
         #[arg(long, value_enum, value_name = "RUNG")]
         fail_on: Option<FailOn>,
     },
 }
 
-#[derive(Args)]
-struct OptionArgs {
-    /// The `doomLoop` option to replay with, as JSON (overrides the transcript's)
-    #[arg(long = "option", value_name = "JSON", allow_hyphen_values = true)]
-    option: Option<String>,
-}
-
-/// The rung at which `--fail-on` turns a replay into a failure.
+/// The rung at which `--fail-on` turns a run into a failure.
 #[derive(Clone, Copy, ValueEnum)]
 enum FailOn {
     Block,
@@ -193,20 +216,115 @@ fn run(command: Command, out: &mut impl Write) -> Outcome {
             file,
             json,
             option,
+            recommended,
             fail_on,
         } => {
-            let text = match file {
-                Some(path) => read_source(&path)?,
-                None => BILLING_AGENT.to_string(),
+            let (bytes, name) = match file {
+                Some(path) => (read_bytes(&path)?, source_name(&path)),
+                None => (BILLING_AGENT.as_bytes().to_vec(), "billing-agent.json".to_string()),
             };
-            let run = cli::replay_text(&text, option.option.as_deref(), json, fail_on.map(FailOn::action))
+            let choice = match (&option, recommended) {
+                (Some(text), _) => OptionChoice::Json(text),
+                (None, true) => OptionChoice::Recommended,
+                (None, false) => OptionChoice::Trace,
+            };
+            let run = cli::replay_bytes(&bytes, &name, choice, json, fail_on.map(FailOn::action))
                 .map_err(Failure::Input)?;
-            for warning in &run.warnings {
-                warn(&format!("warning: {warning}"));
-            }
-            out.write_all(run.stdout.as_bytes())?;
-            run.finding.map_or(Ok(()), |finding| Err(Failure::Finding(finding)))
+            finish(&run.stdout, &run.warnings, run.finding, out)
         }
+        Command::Eval {
+            paths,
+            options,
+            recommended,
+            compare,
+            json,
+            fail_on,
+        } => {
+            let options = cli::eval_options(&options, recommended, compare).map_err(Failure::Input)?;
+            let runs = import_all(&paths)?;
+            let mut evaluation = Evaluation::new(options);
+            let mut progress = Progress::new(runs.len());
+            for (done, run) in runs.into_iter().enumerate() {
+                evaluation.add_imported(run);
+                progress.show(done + 1);
+            }
+            progress.clear();
+            let run = cli::eval_finish(&evaluation, json, fail_on.map(FailOn::action));
+            finish(&run.stdout, &run.warnings, run.finding, out)
+        }
+    }
+}
+
+/// Prints a result: warnings to stderr, the result to stdout, and the
+/// finding (if any) as the outcome.
+fn finish(stdout: &str, warnings: &[String], finding: Option<String>, out: &mut impl Write) -> Outcome {
+    for warning in warnings {
+        warn(&format!("warning: {warning}"));
+    }
+    out.write_all(stdout.as_bytes())?;
+    finding.map_or(Ok(()), |finding| Err(Failure::Finding(finding)))
+}
+
+/// Every run under the paths, in order. A path or file that cannot be
+/// read is an input error (exit 2); a run that cannot be parsed is counted
+/// by the evaluation and listed in its report.
+fn import_all(paths: &[PathBuf]) -> Result<Vec<ImportedRun>, Failure> {
+    check_stdin_once(paths)?;
+    let mut runs = Vec::new();
+    for path in paths {
+        if path.as_os_str() == "-" {
+            runs.extend(import_bytes(&read_bytes(path)?, STDIN));
+            continue;
+        }
+        let files = trace_files(path).map_err(|e| Failure::Input(e.to_string()))?;
+        for file in files {
+            runs.extend(import_bytes(&read_bytes(&file)?, &source_name(&file)));
+        }
+    }
+    Ok(runs)
+}
+
+/// A progress line on stderr while `eval` works through many runs, only
+/// when stderr is a terminal (never in a pipe, a file or CI logs).
+struct Progress {
+    total: usize,
+    shown: Option<usize>,
+    enabled: bool,
+}
+
+impl Progress {
+    fn new(total: usize) -> Self {
+        Progress {
+            total,
+            shown: None,
+            enabled: total >= PROGRESS_FROM_RUNS && io::stderr().is_terminal(),
+        }
+    }
+
+    fn show(&mut self, done: usize) {
+        let percent = done * 100 / self.total.max(1);
+        if !self.enabled || self.shown == Some(percent) {
+            return;
+        }
+        self.shown = Some(percent);
+        let _ = write!(io::stderr().lock(), "\reval: {done}/{} runs ({percent}%)", self.total);
+    }
+
+    fn clear(&self) {
+        if self.enabled && self.shown.is_some() {
+            let _ = write!(io::stderr().lock(), "\r\x1b[2K");
+        }
+    }
+}
+
+/// What stdin is called in messages and reports.
+const STDIN: &str = "<stdin>";
+
+fn source_name(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        STDIN.to_string()
+    } else {
+        path.display().to_string()
     }
 }
 
@@ -214,31 +332,44 @@ fn run(command: Command, out: &mut impl Write) -> Outcome {
 fn argument_or_stdin(argument: Option<String>) -> Result<String, Failure> {
     match argument {
         Some(text) if text != "-" => Ok(text),
-        _ => read_source(Path::new("-")),
+        _ => read_text(Path::new("-")),
     }
 }
 
-/// A file's text, or stdin's for `-`; must be UTF-8.
-fn read_source(path: &Path) -> Result<String, Failure> {
-    let stdin = path == Path::new("-");
-    let name = if stdin { "stdin".to_string() } else { path.display().to_string() };
-    let bytes = if stdin {
+/// A file's bytes, or stdin's for `-`.
+fn read_bytes(path: &Path) -> Result<Vec<u8>, Failure> {
+    if path.as_os_str() == "-" {
         let mut bytes = Vec::new();
-        io::stdin().lock().read_to_end(&mut bytes).map(|_| bytes)
-    } else {
-        std::fs::read(path)
+        io::stdin()
+            .lock()
+            .read_to_end(&mut bytes)
+            .map_err(|e| Failure::Input(format!("{STDIN}: {e}")))?;
+        return Ok(bytes);
     }
-    .map_err(|e| Failure::Input(format!("{name}: {e}")))?;
-    String::from_utf8(bytes).map_err(|e| {
+    std::fs::read(path).map_err(|e| Failure::Input(format!("{}: {e}", path.display())))
+}
+
+/// A file's (or stdin's) text; it must be UTF-8.
+fn read_text(path: &Path) -> Result<String, Failure> {
+    String::from_utf8(read_bytes(path)?).map_err(|e| {
         Failure::Input(format!(
-            "{name}: not UTF-8 text (invalid byte at offset {})",
+            "{}: not UTF-8 text (invalid byte at offset {})",
+            source_name(path),
             e.utf8_error().valid_up_to()
         ))
     })
 }
 
+fn check_stdin_once(paths: &[PathBuf]) -> Outcome {
+    if paths.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
+        return Err(Failure::Input("stdin (`-`) can be read only once".into()));
+    }
+    Ok(())
+}
+
 /// The corpus files: each path, or a folder's `.json` files in name order.
 fn corpus_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
+    check_stdin_once(paths)?;
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
@@ -253,17 +384,14 @@ fn corpus_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
             files.push(path.clone());
         }
     }
-    if paths.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
-        return Err(Failure::Input("stdin (`-`) can be read only once".into()));
-    }
     Ok(files)
 }
 
 fn conformance(paths: &[PathBuf], out: &mut impl Write) -> Outcome {
     let (mut passed, mut failed) = (0usize, 0usize);
     for file in corpus_files(paths)? {
-        let name = if file.as_os_str() == "-" { "stdin".to_string() } else { file.display().to_string() };
-        let text = read_source(&file)?;
+        let name = source_name(&file);
+        let text = read_text(&file)?;
         let outcome = parse(&text)
             .and_then(|doc| run_document(&doc))
             .map_err(|e| Failure::Input(format!("{name}: {e}")))?;
