@@ -11,7 +11,6 @@
 // stack trace on any input, a closed stdout ends quietly.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runDocument } from './conformance.mjs';
 
@@ -24,11 +23,13 @@ const { version } = require('./package.json');
 const EXIT_FINDING = 1;
 const EXIT_ERROR = 2;
 const EXIT_BROKEN_PIPE = 141;
+/** `eval` shows a progress line (on a terminal) from this many runs on. */
+const PROGRESS_FROM_RUNS = 200;
 
 // The help texts are the native CLI's (clap's rendering), word for word;
 // tests/js/cli.test.mjs compares them.
 const MAIN_USAGE = 'Usage: doomloop <COMMAND>';
-const MAIN_HELP = `Doom-loop detector for LLM agents: conformance, fingerprints and trace replay
+const MAIN_HELP = `Doom-loop detector for LLM agents: conformance, fingerprints, trace replay and evaluation
 
 ${MAIN_USAGE}
 
@@ -36,14 +37,15 @@ Commands:
   conformance   Run conformance corpora (files, or folders of .json files); prints \`N passed, M failed\` last
   fingerprint   Print the tool-call fingerprint: sha256(TOOL + "\\n" + jcs(JSON))
   canonicalize  Print the RFC 8785 canonical form of JSON
-  replay        Replay a transcript through the detector and print its timeline
+  replay        Replay one recorded run through the detector and print its timeline
+  eval          Replay many recorded runs under one or more options and print what the detector would have done
   help          Print this message or the help of the given subcommand(s)
 
 Options:
   -h, --help     Print help
   -V, --version  Print version
 
-Exit status: 0 ok; 1 a finding (failed conformance cases, --fail-on reached); 2 a usage, input or output error; 141 stdout closed early.
+Exit status: 0 ok; 1 a finding (conformance failed or found no cases, eval found no runs, --fail-on reached); 2 a usage, input or output error; 141 stdout closed early.
 `;
 
 /**
@@ -105,20 +107,48 @@ Options:
     positionals: [{ name: '[FILE]' }],
     options: {
       json: { type: 'boolean' },
-      option: { type: 'string', value: '<JSON>' },
+      option: { type: 'string', value: '<JSON>', conflicts: 'recommended' },
+      recommended: { type: 'boolean', conflicts: 'option' },
       'fail-on': { type: 'string', value: '<RUNG>', choices: ['block', 'stop'] },
     },
-    help: `Replay a transcript through the detector and print its timeline
+    help: `Replay one recorded run through the detector and print its timeline
 
 Usage: doomloop replay [OPTIONS] [FILE]
 
 Arguments:
-  [FILE]  The transcript (\`-\` reads stdin; absent: the bundled billing-agent example)
+  [FILE]  The trace, in any format eval reads (\`-\` reads stdin; absent: the bundled billing-agent example)
 
 Options:
       --json            Print the timeline as JSON instead of a table
-      --option <JSON>   The \`doomLoop\` option to replay with, as JSON (overrides the transcript's)
+      --option <JSON>   The \`doomLoop\` option to replay with, as JSON (overrides the trace's)
+      --recommended     Replay with RECOMMENDED_DOOM_LOOP_OPTION
       --fail-on <RUNG>  Exit 1 when the replay reaches this rung (or a stronger one) [possible values: block, stop]
+  -h, --help            Print help
+`,
+  },
+  eval: {
+    usage: 'Usage: doomloop eval [OPTIONS] <PATH>...',
+    positionals: [{ name: '<PATH>...', required: true, many: true }],
+    options: {
+      option: { type: 'string', value: '<JSON>', multiple: true },
+      recommended: { type: 'boolean' },
+      compare: { type: 'boolean' },
+      json: { type: 'boolean' },
+      'fail-on': { type: 'string', value: '<RUNG>', choices: ['block', 'stop'] },
+    },
+    help: `Replay many recorded runs under one or more options and print what the detector would have done
+
+Usage: doomloop eval [OPTIONS] <PATH>...
+
+Arguments:
+  <PATH>...  Trace files or folders (.json, .jsonl, .ndjson, .traj, gzipped too; \`-\` reads stdin)
+
+Options:
+      --option <JSON>   A \`doomLoop\` option to evaluate, as JSON (repeatable)
+      --recommended     Evaluate RECOMMENDED_DOOM_LOOP_OPTION
+      --compare         The reference's defaults and the recommended option, side by side
+      --json            Print the report as JSON instead of tables
+      --fail-on <RUNG>  Exit 1 when any run reaches this rung (or a stronger one) under any option [possible values: block, stop]
   -h, --help            Print help
 `,
   },
@@ -170,22 +200,35 @@ const OS_ERRORS = {
   ENOTDIR: 'Not a directory',
 };
 
-/** A file's (or, for `-`, stdin's) text; it must be UTF-8. */
-function readSource(path) {
-  const stdin = path === '-';
-  const name = stdin ? 'stdin' : path;
-  let bytes;
+const STDIN = '<stdin>';
+const sourceName = (path) => (path === '-' ? STDIN : path);
+
+function osError(name, error) {
+  const known = OS_ERRORS[error.code];
+  return inputError(`${name}: ${known ? `${known} (os error ${-error.errno})` : error.message}`);
+}
+
+/** A file's (or, for `-`, stdin's) bytes. */
+function readBytes(path) {
   try {
-    bytes = readFileSync(stdin ? 0 : path);
+    return readFileSync(path === '-' ? 0 : path);
   } catch (error) {
-    const known = OS_ERRORS[error.code];
-    throw inputError(`${name}: ${known ? `${known} (os error ${-error.errno})` : error.message}`);
+    throw osError(sourceName(path), error);
   }
+}
+
+/** A file's (or stdin's) text; it must be UTF-8. */
+function readSource(path) {
+  const bytes = readBytes(path);
   try {
     return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
-    throw inputError(`${name}: not UTF-8 text (invalid byte at offset ${utf8ValidUpTo(bytes)})`);
+    throw inputError(`${sourceName(path)}: not UTF-8 text (byte ${utf8ValidUpTo(bytes)})`);
   }
+}
+
+function checkStdinOnce(paths) {
+  if (paths.filter((p) => p === '-').length > 1) throw inputError('stdin (`-`) can be read only once');
 }
 
 /** Length of the longest valid UTF-8 prefix (Rust's `valid_up_to`). */
@@ -230,7 +273,7 @@ function checkUtf8(argv, usage) {
 
 /** `argv` of a subcommand → {positionals, values}, or the clap-worded error. */
 function parseCommand(name, argv) {
-  const spec = COMMANDS[name];
+  const spec = { name, ...COMMANDS[name] };
   checkUtf8(argv, spec.usage);
   // parseArgs has no "negative numbers are values": they are set aside
   // before and put back after (JSON such as -1 is an argument here).
@@ -263,6 +306,17 @@ function optionValue(spec, token, values) {
     throw usageError(`unexpected argument '${raw}' found\n\n  tip: to pass '${raw}' as a value, use '-- ${raw}'`, spec.usage);
   }
   const label = `'${token.rawName}${option.value ? ` ${option.value}` : ''}'`;
+  if (option.conflicts && option.conflicts in values) {
+    const other = spec.options[option.conflicts];
+    const otherLabel = `'--${option.conflicts}${other.value ? ` ${other.value}` : ''}'`;
+    throw usageError(
+      `the argument ${otherLabel} cannot be used with ${label}`,
+      `Usage: doomloop ${spec.name} ${otherLabel.slice(1, -1)} [FILE]`,
+    );
+  }
+  if (token.name in values && !option.multiple) {
+    throw usageError(`the argument ${label} cannot be used multiple times`, spec.usage);
+  }
   if (option.type === 'boolean') {
     if (token.inlineValue) {
       throw usageError(`unexpected value '${token.value}' for '${token.rawName}' found; no more were expected`, spec.usage);
@@ -277,10 +331,8 @@ function optionValue(spec, token, values) {
       null,
     );
   }
-  if (token.name in values) {
-    throw usageError(`the argument ${label} cannot be used multiple times`, spec.usage);
-  }
-  values[token.name] = token.value;
+  if (option.multiple) (values[token.name] ??= []).push(token.value);
+  else values[token.name] = token.value;
 }
 
 function checkPositionals(spec, positionals) {
@@ -295,7 +347,9 @@ function checkPositionals(spec, positionals) {
       i += 1;
     }
     if (p.required && (out.at(-1) === undefined || out.at(-1).length === 0)) {
-      throw usageError(`the following required arguments were not provided:\n  ${p.name}`, spec.usage);
+      // clap's usage line here leaves out [OPTIONS].
+      const usage = spec.usage.replace(' [OPTIONS]', '');
+      throw usageError(`the following required arguments were not provided:\n  ${p.name}`, usage);
     }
   }
   if (i < positionals.length) throw usageError(`unexpected argument '${positionals[i]}' found`, spec.usage);
@@ -310,11 +364,11 @@ function argumentOrStdin(text) {
 
 const run = {
   conformance([paths]) {
-    if (paths.filter((p) => p === '-').length > 1) throw inputError('stdin (`-`) can be read only once');
+    checkStdinOnce(paths);
     let passed = 0;
     let failed = 0;
     for (const file of corpusFiles(paths)) {
-      const name = file === '-' ? 'stdin' : file;
+      const name = sourceName(file);
       const text = readSource(file);
       let result;
       try {
@@ -341,24 +395,102 @@ const run = {
     write(`${viaCore(() => core.cliCanonicalize(argumentOrStdin(json)))}\n`);
   },
   replay([file], values) {
-    const text = file === undefined ? readFileSync(new URL('./billing-agent.json', import.meta.url), 'utf8') : readSource(file);
-    const result = viaCore(() => JSON.parse(core.cliReplay(text, values.option, values.json === true, values['fail-on'])));
-    for (const warning of result.warnings) warn(`warning: ${warning}`);
-    write(result.stdout);
-    return result.finding ?? undefined;
+    const [bytes, name] =
+      file === undefined
+        ? [readFileSync(new URL('./billing-agent.json', import.meta.url)), 'billing-agent.json']
+        : [readBytes(file), sourceName(file)];
+    const result = viaCore(() =>
+      core.cliReplay(bytes, name, values.option, values.recommended === true, values.json === true, values['fail-on']),
+    );
+    return finish(JSON.parse(result));
+  },
+  eval([paths], values) {
+    checkStdinOnce(paths);
+    const evaluation = viaCore(() => new core.CliEval(values.option ?? [], values.recommended === true, values.compare === true));
+    try {
+      let total = 0;
+      for (const path of paths) {
+        for (const file of path === '-' ? ['-'] : traceFiles(path)) {
+          total = evaluation.import(readBytes(file), sourceName(file));
+        }
+      }
+      // A progress line only on a terminal, and only when it helps.
+      const progress = process.stderr.isTTY === true && total >= PROGRESS_FROM_RUNS;
+      const chunk = Math.max(1, Math.floor(total / 100));
+      for (let left = total; left > 0; ) {
+        left = evaluation.step(chunk);
+        if (progress) {
+          const done = total - left;
+          process.stderr.write(`\reval: ${done}/${total} runs (${Math.floor((done * 100) / total)}%)`);
+        }
+      }
+      if (progress) process.stderr.write('\r\x1b[2K');
+      return finish(JSON.parse(viaCore(() => evaluation.finish(values.json === true, values['fail-on']))));
+    } finally {
+      evaluation.free();
+    }
   },
 };
 
+/** Prints a computed result: warnings to stderr, the result to stdout. */
+function finish({ stdout, warnings, finding }) {
+  for (const warning of warnings) warn(`warning: ${warning}`);
+  write(stdout);
+  return finding ?? undefined;
+}
+
+/**
+ * The trace files a path stands for, as the native CLI finds them
+ * (doom_loop_trace::import::trace_files): the path itself, or every
+ * `.json`/`.jsonl`/`.ndjson`/`.traj` file (gzipped too) under a folder,
+ * hidden entries skipped, in the order Rust sorts paths (by component).
+ */
+function traceFiles(path) {
+  if (!isDirectory(path)) return [path];
+  const files = [];
+  const pending = [path];
+  while (pending.length > 0) {
+    const dir = pending.pop();
+    let names;
+    try {
+      names = readdirSync(dir);
+    } catch (error) {
+      throw osError(dir, error);
+    }
+    for (const name of names) {
+      if (name.startsWith('.')) continue;
+      const entry = joinPath(dir, name);
+      if (isDirectory(entry)) pending.push(entry);
+      else if (/\.(json|jsonl|ndjson|traj)(\.gz)?$/.test(name)) files.push(entry);
+    }
+  }
+  const parts = (p) => p.split('/').filter((c) => c !== '' && c !== '.');
+  return files.sort((a, b) => {
+    const [pa, pb] = [parts(a), parts(b)];
+    for (let i = 0; i < Math.min(pa.length, pb.length); i++) {
+      if (pa[i] !== pb[i]) return Buffer.compare(Buffer.from(pa[i]), Buffer.from(pb[i]));
+    }
+    return pa.length - pb.length;
+  });
+}
+
+/** Rust's `Path::join` as displayed: no normalisation of the folder part. */
+function joinPath(dir, name) {
+  return dir.endsWith('/') ? `${dir}${name}` : `${dir}/${name}`;
+}
+
+function isDirectory(path) {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 function corpusFiles(paths) {
   return paths.flatMap((p) => {
-    let directory = false;
-    try {
-      directory = p !== '-' && statSync(p).isDirectory();
-    } catch {
-      // Not there: reading it reports the error.
-    }
-    return directory
-      ? readdirSync(p).filter((f) => f.endsWith('.json')).sort().map((f) => join(p, f))
+    return p !== '-' && isDirectory(p)
+      ? readdirSync(p).filter((f) => f.endsWith('.json')).sort().map((f) => joinPath(p, f))
       : [p];
   });
 }

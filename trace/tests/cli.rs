@@ -52,6 +52,7 @@ fn version_and_help_go_to_stdout_with_status_0() {
         &["fingerprint", "-h"],
         &["canonicalize", "--help"],
         &["replay", "--help"],
+        &["eval", "--help"],
         &["help", "replay"],
     ] {
         let output = run(args, "");
@@ -158,7 +159,7 @@ fn regression_deep_input_is_rejected_with_status_2() {
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         text(&output.stderr),
-        "doomloop: transcript is not valid JSON: JSON nested deeper than 512 levels\n"
+        "doomloop: <stdin>: not valid JSON: JSON nested deeper than 512 levels\n"
     );
 }
 
@@ -180,4 +181,36 @@ fn replay_fail_on_exits_1_at_the_rung() {
     assert_eq!(text(&block.stderr), "doomloop: --fail-on block: block at round 3 (\"poll\")\n");
     let stop = run(&["replay", "-", "--fail-on", "stop"], &transcript);
     assert_eq!(stop.status.code(), Some(0), "{}", text(&stop.stderr));
+}
+
+const LOOP_ROUND: &str = r#"{"calls":[{"toolName":"poll","args":{}}]}"#;
+
+#[test]
+fn replay_recommended_and_option_conflict() {
+    let output = run(&["replay", "--recommended", "--option", "true"], "");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).starts_with("error: the argument '--recommended' cannot be used with"));
+    let output = run(&["replay", "--recommended", "--json"], "");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(text(&output.stdout).contains("\"outcomes\""));
+}
+
+#[test]
+fn eval_reports_gates_and_fails_without_runs() {
+    let dir = scratch("eval");
+    let transcript = format!(r#"{{"rounds":[{}]}}"#, [LOOP_ROUND; 6].join(","));
+    std::fs::write(dir.join("loop.json"), &transcript).expect("write");
+    let folder = dir.to_str().expect("utf-8 temp dir");
+    let report = run(&["eval", folder, "--compare", "--json"], "");
+    assert_eq!(report.status.code(), Some(0), "{}", text(&report.stderr));
+    assert!(text(&report.stdout).starts_with(r#"{"options":[{"label":"defaults","#));
+    let block = run(&["eval", folder, "--fail-on", "block"], "");
+    assert_eq!(block.status.code(), Some(1));
+    assert_eq!(text(&block.stderr), "doomloop: --fail-on block: block or stop in 1 run(s) under defaults\n");
+    let stdin = run(&["eval", "-", "--fail-on", "stop"], &transcript);
+    assert_eq!(stdin.status.code(), Some(1));
+    let empty = scratch("eval-empty");
+    let none = run(&["eval", empty.to_str().expect("utf-8 temp dir")], "");
+    assert_eq!(none.status.code(), Some(1));
+    assert_eq!(text(&none.stderr), "doomloop: no runs evaluated (0 read)\n");
 }

@@ -353,7 +353,7 @@ fn read_bytes(path: &Path) -> Result<Vec<u8>, Failure> {
 fn read_text(path: &Path) -> Result<String, Failure> {
     String::from_utf8(read_bytes(path)?).map_err(|e| {
         Failure::Input(format!(
-            "{}: not UTF-8 text (invalid byte at offset {})",
+            "{}: not UTF-8 text (byte {})",
             source_name(path),
             e.utf8_error().valid_up_to()
         ))
