@@ -107,7 +107,7 @@ Options:
     positionals: [{ name: '[FILE]' }],
     options: {
       json: { type: 'boolean' },
-      option: { type: 'string', value: '<JSON>', conflicts: 'recommended' },
+      option: { type: 'string', value: '<JSON>', conflicts: 'recommended', hyphenValues: true },
       recommended: { type: 'boolean', conflicts: 'option' },
       'fail-on': { type: 'string', value: '<RUNG>', choices: ['block', 'stop'] },
     },
@@ -130,7 +130,7 @@ Options:
     usage: 'Usage: doomloop eval [OPTIONS] <PATH>...',
     positionals: [{ name: '<PATH>...', required: true, many: true }],
     options: {
-      option: { type: 'string', value: '<JSON>', multiple: true },
+      option: { type: 'string', value: '<JSON>', multiple: true, hyphenValues: true },
       recommended: { type: 'boolean' },
       compare: { type: 'boolean' },
       json: { type: 'boolean' },
@@ -284,12 +284,31 @@ function parseCommand(name, argv) {
   const options = { help: { type: 'boolean', short: 'h' } };
   for (const [key, option] of Object.entries(spec.options)) options[key] = { type: option.type };
   const { tokens } = parseArgs({ args, options, strict: false, allowPositionals: true, tokens: true });
-  if (tokens.some((t) => t.kind === 'option' && t.name === 'help')) return { help: true };
+  // In argv order, as clap reads it: the first error or `--help` wins.
   const values = {};
   const positionals = [];
+  // What clap's error usage lines show: the flags used so far, in order.
+  spec.used = [];
+  spec.supplied = positionals;
+  const room = spec.positionals.some((p) => p.many) ? Infinity : spec.positionals.length;
+  let terminated = false;
   for (const token of tokens) {
+    if (token.kind === 'option-terminator') terminated = true;
+    if (token.kind === 'option' && token.name === 'help') {
+      if (token.inlineValue) {
+        throw usageError(
+          `unexpected value '${token.value}' for '${token.rawName}' found; no more were expected`,
+          usedUsage(spec, [...spec.used, token.rawName], false),
+        );
+      }
+      return { help: true };
+    }
     if (token.kind === 'positional') {
-      positionals.push(token.value.startsWith('\u0000') ? held[Number(token.value.slice(1))] : token.value);
+      const value = token.value.startsWith('\u0000') ? held[Number(token.value.slice(1))] : token.value;
+      if (positionals.length >= room) {
+        throw unexpected(spec, value, !terminated && value.length > 1 && value.startsWith('-'));
+      }
+      positionals.push(value);
     } else if (token.kind === 'option') {
       optionValue(spec, token, values);
     }
@@ -297,40 +316,69 @@ function parseCommand(name, argv) {
   return { positionals: checkPositionals(spec, positionals), values };
 }
 
+/** clap's "unexpected argument" (with its tip for what looks like a flag). */
+function unexpected(spec, raw, flagLike) {
+  const tip = flagLike ? `\n\n  tip: to pass '${raw}' as a value, use '-- ${raw}'` : '';
+  // An extra positional or an unknown short flag gets the plain usage
+  // line; an unknown long flag, the one with what was used so far.
+  const started = spec.used.length > 0 || spec.supplied.length > 0;
+  const usage = flagLike && started && raw.startsWith('--') ? usedUsage(spec, spec.used, true) : spec.usage;
+  return usageError(`unexpected argument '${raw}' found${tip}`, usage);
+}
+
+/**
+ * clap's usage line in an error: the flags used so far (in order), then
+ * the positionals — required or (with `mark`) already given ones as
+ * `<NAME>`, the others as `[NAME]`.
+ */
+function usedUsage(spec, used, mark) {
+  const positionals = spec.positionals.map((p, i) =>
+    p.required || (mark && spec.supplied.length > i) ? p.name.replace(/^\[(.*)\]/, '<$1>') : p.name,
+  );
+  return ['Usage: doomloop', spec.name, ...used, ...positionals].join(' ');
+}
+
 function optionValue(spec, token, values) {
   const option = spec.options[token.name];
   if (!option || (token.rawName.startsWith('-') && !token.rawName.startsWith('--') && token.rawName !== '-h')) {
-    // Every subcommand takes positionals, so clap adds this tip (its
-    // "a similar argument exists" suggestion is not reproduced).
-    const raw = token.rawName;
-    throw usageError(`unexpected argument '${raw}' found\n\n  tip: to pass '${raw}' as a value, use '-- ${raw}'`, spec.usage);
+    // Every subcommand takes positionals, so clap adds its tip (its "a
+    // similar argument exists" suggestion is not reproduced).
+    throw unexpected(spec, token.rawName.startsWith('--') ? token.rawName.split('=')[0] : token.rawName, true);
   }
   const label = `'${token.rawName}${option.value ? ` ${option.value}` : ''}'`;
   if (option.conflicts && option.conflicts in values) {
     const other = spec.options[option.conflicts];
     const otherLabel = `'--${option.conflicts}${other.value ? ` ${other.value}` : ''}'`;
-    throw usageError(
-      `the argument ${otherLabel} cannot be used with ${label}`,
-      `Usage: doomloop ${spec.name} ${otherLabel.slice(1, -1)} [FILE]`,
-    );
+    throw usageError(`the argument ${otherLabel} cannot be used with ${label}`, usedUsage(spec, spec.used, true));
   }
   if (token.name in values && !option.multiple) {
     throw usageError(`the argument ${label} cannot be used multiple times`, spec.usage);
   }
   if (option.type === 'boolean') {
     if (token.inlineValue) {
-      throw usageError(`unexpected value '${token.value}' for '${token.rawName}' found; no more were expected`, spec.usage);
+      throw usageError(
+        `unexpected value '${token.value}' for '${token.rawName}' found; no more were expected`,
+        usedUsage(spec, [...spec.used, token.rawName], false),
+      );
     }
     values[token.name] = true;
+    spec.used.push(token.rawName);
     return;
   }
-  if (token.value === undefined) throw usageError(`a value is required for ${label} but none was supplied`, null);
+  // Only `--option` takes a value that looks like a flag (clap's
+  // allow_hyphen_values); for the others a following `-x` is no value.
+  const hyphen = !token.inlineValue && token.value?.startsWith('-') && !option.hyphenValues;
+  if (token.value === undefined || hyphen) {
+    const choices = option.choices ? `\n  [possible values: ${option.choices.join(', ')}]` : '';
+    throw usageError(`a value is required for ${label} but none was supplied${choices}`, null);
+  }
   if (option.choices && !option.choices.includes(token.value)) {
     throw usageError(
       `invalid value '${token.value}' for ${label}\n  [possible values: ${option.choices.join(', ')}]`,
       null,
     );
   }
+  if (!(token.name in values)) spec.used.push(label.slice(1, -1));
   if (option.multiple) (values[token.name] ??= []).push(token.value);
   else values[token.name] = token.value;
 }
@@ -347,12 +395,12 @@ function checkPositionals(spec, positionals) {
       i += 1;
     }
     if (p.required && (out.at(-1) === undefined || out.at(-1).length === 0)) {
-      // clap's usage line here leaves out [OPTIONS].
-      const usage = spec.usage.replace(' [OPTIONS]', '');
-      throw usageError(`the following required arguments were not provided:\n  ${p.name}`, usage);
+      throw usageError(
+        `the following required arguments were not provided:\n  ${p.name}`,
+        usedUsage(spec, spec.used, true),
+      );
     }
   }
-  if (i < positionals.length) throw usageError(`unexpected argument '${positionals[i]}' found`, spec.usage);
   return out;
 }
 
@@ -504,12 +552,38 @@ function main(argv) {
     return EXIT_ERROR;
   }
   checkUtf8([command], MAIN_USAGE);
-  if (command === '-h' || command === '--help') return write(MAIN_HELP), 0;
-  if (command === '-V' || command === '--version') return write(`doomloop ${version}\n`), 0;
+  if (command === '--help') return write(MAIN_HELP), 0;
+  if (command === '--version') return write(`doomloop ${version}\n`), 0;
+  if (/^-[^-]/.test(command)) {
+    // A cluster of short flags, read letter by letter as clap does.
+    for (const letter of command.slice(1)) {
+      if (letter === 'h') return write(MAIN_HELP), 0;
+      if (letter === 'V') return write(`doomloop ${version}\n`), 0;
+      throw usageError(`unexpected argument '-${letter}' found`);
+    }
+  }
   if (command === 'help') return help(rest);
-  if (!Object.hasOwn(COMMANDS, command)) {
+  if (command === '--') {
+    // clap's reading of a leading `--`, quirks included.
+    if (rest.length === 0) {
+      warn(MAIN_HELP.trimEnd());
+      return EXIT_ERROR;
+    }
+    const known = Object.hasOwn(COMMANDS, rest[0]) || rest[0] === 'help';
     throw usageError(
-      command.startsWith('-') ? `unexpected argument '${command}' found` : `unrecognized subcommand '${command}'`,
+      known
+        ? `unexpected argument '${rest[0]}' found\n\n  tip: subcommand '${rest[0]}' exists; to use it, remove the '--' before it`
+        : `unrecognized subcommand '${rest[0]}'`,
+    );
+  }
+  if (!Object.hasOwn(COMMANDS, command)) {
+    // A flag is named as clap names it: `--name` without `=value`, the
+    // first letter of a cluster of short flags.
+    const flag = command.startsWith('--') ? command.split('=')[0] : command.slice(0, 2);
+    throw usageError(
+      command.startsWith('-') && command !== '-'
+        ? `unexpected argument '${flag}' found`
+        : `unrecognized subcommand '${command}'`,
     );
   }
   const parsed = parseCommand(command, rest);
@@ -520,19 +594,32 @@ function main(argv) {
   return EXIT_FINDING;
 }
 
+const HELP_USAGE = 'Usage: doomloop help [COMMAND]...';
+const HELP_HELP = `Print this message or the help of the given subcommand(s)
+
+${HELP_USAGE}
+
+Arguments:
+  [COMMAND]...  Print help for the subcommand(s)
+`;
+
+/** `help [COMMAND]...`, as clap answers it. */
 function help([name, ...extra]) {
   if (name === undefined) return write(MAIN_HELP), 0;
-  if (!Object.hasOwn(COMMANDS, name) || extra.length > 0) {
-    throw usageError(`unrecognized subcommand '${Object.hasOwn(COMMANDS, name) ? extra[0] : name}'`);
+  const known = Object.hasOwn(COMMANDS, name) || name === 'help';
+  if (!known) throw usageError(`unrecognized subcommand '${name}'`);
+  if (extra.length > 0) {
+    throw usageError(`unrecognized subcommand '${extra[0]}'`, name === 'help' ? HELP_USAGE : COMMANDS[name].usage);
   }
-  return write(COMMANDS[name].help), 0;
+  return write(name === 'help' ? HELP_HELP : COMMANDS[name].help), 0;
 }
 
 try {
   process.exitCode = main(process.argv.slice(2));
 } catch (error) {
   if (error instanceof Failure && error.usage !== undefined) {
-    warn(`error: ${error.message}\n${error.usage ? `\n${error.usage}\n` : ''}\nFor more information, try '--help'.`);
+    const more = error.usage === HELP_USAGE ? '' : "\nFor more information, try '--help'.";
+    warn(`error: ${error.message}\n${error.usage ? `\n${error.usage}\n` : ''}${more}`.trimEnd());
   } else {
     warn(`doomloop: ${error instanceof Error ? error.message : String(error)}`);
   }

@@ -17,16 +17,16 @@ const npx = join(root, 'pkg/cli.mjs');
 const CLIS = { native: [native], npm: [process.execPath, npx] };
 const dir = mkdtempSync(join(tmpdir(), 'doomloop-cli-'));
 
-function one(cli, args, input) {
+function one(cli, args, input, cwd) {
   const [cmd, ...pre] = CLIS[cli];
-  const r = spawnSync(cmd, [...pre, ...args], { encoding: 'utf8', input: input ?? '', maxBuffer: 1 << 28 });
+  const r = spawnSync(cmd, [...pre, ...args], { encoding: 'utf8', input: input ?? '', maxBuffer: 1 << 28, cwd });
   assert.equal(r.error, undefined, `${cli} CLI did not run: ${r.error}`);
   return r;
 }
 
 /** Both CLIs on the same argv (and stdin); returns [native, npm]. */
-function run(args, input) {
-  return [one('native', args, input), one('npm', args, input)];
+function run(args, input, cwd) {
+  return [one('native', args, input, cwd), one('npm', args, input, cwd)];
 }
 
 /** Both CLIs through bash (pipes, redirections, raw bytes in argv). */
@@ -145,6 +145,8 @@ test('an unknown subcommand or flag is an error naming it, exit 2', () => {
     [['replay', '--option', 'true', '--recommended'], "error: the argument '--option <JSON>' cannot be used with '--recommended'"],
     [['replay', '--recommended', '--option', 'true'], "error: the argument '--recommended' cannot be used with '--option <JSON>'"],
     [['replay', '--json', '--json'], "error: the argument '--json' cannot be used multiple times"],
+    [['replay', '--json=3'], "error: unexpected value '3' for '--json' found; no more were expected"],
+    [['replay', '--help=1'], "error: unexpected value '1' for '--help' found; no more were expected"],
     [['eval'], 'error: the following required arguments were not provided:'],
     [['eval', 'x', '--fail-on', 'never'], "error: invalid value 'never' for '--fail-on <RUNG>'"],
     // clap's "a similar argument exists" tip is not reproduced: first line only.
@@ -445,4 +447,35 @@ test('eval over the shared trajectories: both CLIs print the same report', { ski
   const report = JSON.parse(a.stdout);
   assert.equal(report.options[0].total.runs, 961);
   assert.equal(report.failures.length, 0);
+});
+
+test('argv parity: random argument lists get the same status, stdout and stderr from both', () => {
+  // A fixed-seed walk over the vocabulary both parsers must agree on.
+  const words = [
+    'replay', 'eval', 'conformance', 'fingerprint', 'canonicalize', 'help', '--json', '--option', 'true', '{"x":',
+    '--recommended', '--compare', '--fail-on', 'block', 'stop', 'never', 'missing.json', '-', '--help', '-h', '--frob',
+    '-q', '-1', '--json=1', '--', '--fail-on=stop', '--option=false', 'extra', '-V', '--version', '-hq', '--=',
+    'examples/billing-agent.json',
+  ];
+  let seed = 0x2545f491;
+  const next = (n) => {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) % n;
+  };
+  let compared = 0;
+  for (let i = 0; i < 80; i++) {
+    const argv = Array.from({ length: 1 + next(5) }, () => words[next(words.length)]);
+    const [a, b] = run(argv, '', root);
+    // clap's "a similar argument exists" tip is not reproduced (docs/readme/cli.md).
+    if (/tip: .*(similar .* exists|exists$)/m.test(a.stderr)) continue;
+    compared++;
+    assert.equal(b.status, a.status, `${JSON.stringify(argv)}: ${a.stderr} | ${b.stderr}`);
+    assert.equal(b.stdout, a.stdout, JSON.stringify(argv));
+    assert.equal(b.stderr, a.stderr, JSON.stringify(argv));
+    noPanic(a);
+    noPanic(b);
+  }
+  assert.ok(compared >= 60, `only ${compared} argument lists compared`);
 });
