@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/.tools/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 CORPUS ?= vectors/reference
 CARGO ?= cargo
 
-.PHONY: all tools test-tools build demo test test-rust test-js test-runtimes conformance clippy bench fuzz playground clean
+.PHONY: all tools test-tools build demo test test-rust test-js test-runtimes conformance clippy bench bench-eval fuzz playground clean
 
 all: build
 
@@ -57,6 +57,12 @@ test-runtimes:
 bench: build
 	$(CARGO) bench --bench core
 	node --expose-gc benches/js/bench.mjs
+
+## The whole shared trajectory set evaluated under the reference defaults,
+## timed natively (release) and through the package's wasm (median of five).
+bench-eval: build
+	$(CARGO) run --release --quiet -p doom-loop-trace --example evaluate -- ../shared/trajectories
+	node benches/js/trace-eval.mjs
 
 fuzz:
 	@bash scripts/fuzz-smoke.sh

@@ -74,6 +74,42 @@ const poller = {
   input: pollerItems,
 };
 
+// Anthropic Messages: an editor tool and a shell tool, the same test command
+// after every edit, its output changing each time (progress, not a loop).
+const editThenTest = [{ role: 'user', content: 'Make the parser tests pass.' }];
+const failing = [5, 4, 3, 2, 1, 0];
+failing.forEach((left, i) => {
+  editThenTest.push(
+    {
+      role: 'assistant',
+      content: [
+        { type: 'text', text: i === 0 ? 'Running the tests first.' : `Fixed one more case; re-running the tests.` },
+        { type: 'tool_use', id: `toolu_test_${i}`, name: 'bash', input: { command: 'pytest -q tests/test_parser.py' } },
+      ],
+    },
+    {
+      role: 'user',
+      content: [
+        {
+          type: 'tool_result',
+          tool_use_id: `toolu_test_${i}`,
+          content: left === 0 ? '12 passed in 0.31s' : `${left} failed, ${12 - left} passed in 0.3${i}s`,
+          is_error: left !== 0,
+        },
+      ],
+    },
+  );
+  if (left !== 0) {
+    editThenTest.push(
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: `toolu_edit_${i}`, name: 'str_replace_based_edit_tool', input: { command: 'str_replace', path: 'parser.py', old_str: `case_${i}`, new_str: `case_${i}_fixed` } }],
+      },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_edit_${i}`, content: 'The file parser.py has been edited.' }] },
+    );
+  }
+});
+
 /** id → {label, load(): Promise<transcript>} */
 export const EXAMPLES = {
   billing: {
@@ -94,6 +130,14 @@ export const EXAMPLES = {
     label: 'Parallel fan-out (chat message list)',
     note: 'A bare OpenAI chat message list. Every turn fans out the same three get_invoice calls in parallel; the round is declared as one set, so the round-set streak grows although the calls differ from each other. Turn 3 issues INV-2293 twice: the repeat is a duplicate in its round and shares the first call\'s decision. Editing the ladder wraps the list as {doomLoop, messages}.',
     load: async () => structuredClone(fanOut),
+  },
+  'edit-then-test': {
+    label: 'Edit, then re-run the same test (Anthropic Messages)',
+    note:
+      'An Anthropic message list: an editor tool and a shell tool, the same pytest command after every edit, its result changing each time (the Result column). ' +
+      'The reference defaults count the test runs across the interleaved edits and block the third one although the agent is making progress; ' +
+      'switch the option to the recommended one to compare.',
+    load: async () => structuredClone(editThenTest),
   },
   poller: {
     label: 'Poller, loopKeys {poll: false} (Responses items)',

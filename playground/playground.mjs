@@ -1,17 +1,24 @@
 // The playground: renders the timeline that doom-loop-wasm's
 // `replayTranscript` returns, and edits the transcript's `doomLoop` option.
+// A trace in any format the package's importers read (pasted, or loaded
+// from a file: JSON, JSON Lines, gzip) is replayed with each call's recorded
+// result shown; the option switches between the reference defaults and the
+// package's RECOMMENDED_DOOM_LOOP_OPTION.
 //
 // Deliberately no detection logic here: identity rules, declared rounds, the
 // ladder and the stop all live in the Rust core. This file only turns its
 // answers into DOM, and captures the `console.warn` output of the resolver
 // and of `restore` to show it.
-import {
-  init,
-  replayTranscript,
-  resolveDoomLoopOption,
-  DoomLoopMonitor,
-} from './pkg/browser.mjs';
+import { loadPackage } from './tooling.mjs';
 import { EXAMPLES } from './examples.mjs';
+
+// Set once the modules have loaded (main()).
+let replayTranscript;
+let importTranscript;
+let resolveDoomLoopOption;
+let DoomLoopMonitor;
+/** The package's RECOMMENDED_DOOM_LOOP_OPTION (undefined in a build without it). */
+let recommended;
 
 const RUNGS = ['observe', 'steer', 'escalate', 'block', 'stop'];
 const TYPING_DEBOUNCE_MS = 200;
@@ -95,6 +102,34 @@ function withOption(doc, option) {
 
 function setTranscriptText(doc) {
   $('transcript').value = `${JSON.stringify(doc, null, 2)}\n`;
+}
+
+// ---------------------------------------------------------------------------
+// Option presets: the reference defaults, the recommended option
+
+const sameJson = (a, b) => a !== undefined && b !== undefined && JSON.stringify(a) === JSON.stringify(b);
+
+/** Shows the effective option and which preset it is. */
+function syncPreset() {
+  const option = transcript === null ? undefined : effectiveOption(transcript);
+  const select = $('option-preset');
+  if (sameJson(option, true)) select.value = 'defaults';
+  else if (sameJson(option, recommended)) select.value = 'recommended';
+  else select.value = 'custom';
+  $('option-json').textContent = option === undefined ? '' : JSON.stringify(option, null, 2);
+}
+
+function applyPreset() {
+  if (transcript === null) return;
+  const preset = $('option-preset').value;
+  if (preset === 'custom') return;
+  const option = preset === 'recommended' ? structuredClone(recommended) : true;
+  transcript = withOption(transcript, option);
+  optionBeforeOff = undefined;
+  setTranscriptText(transcript);
+  syncLadderEditor();
+  markCustomIfEdited();
+  replay();
 }
 
 // ---------------------------------------------------------------------------
@@ -213,7 +248,21 @@ function fingerprintCell(fingerprint) {
   return el('td', { class: 'fingerprint' }, el('code', { title: fingerprint }, fingerprintPrefix(fingerprint)));
 }
 
-function verdictRow({ source, sourceNote, fingerprint, streak, rung, text, flags = [], stopping = false }) {
+const RESULT_PREVIEW = 90;
+
+/** A call's recorded result: a preview (the whole of it in the title), and whether the call failed. */
+function resultCell(call) {
+  if (call === undefined) return el('td', { class: 'result muted' }, '');
+  const failed = call.failed ? el('span', { class: 'tag tag-failed' }, 'failed') : null;
+  if (call.result === null || call.result === undefined) {
+    return el('td', { class: 'result muted', title: 'No result recorded for this call' }, failed, failed ? ' ' : '', '—');
+  }
+  const full = typeof call.result === 'string' ? call.result : JSON.stringify(call.result);
+  const preview = full.length > RESULT_PREVIEW ? `${full.slice(0, RESULT_PREVIEW)}…` : full;
+  return el('td', { class: 'result' }, failed, failed ? ' ' : '', el('code', { title: full }, preview));
+}
+
+function verdictRow({ source, sourceNote, fingerprint, streak, rung, text, flags = [], stopping = false, call }) {
   return el(
     'tr',
     { class: stopping ? 'call is-stop' : 'call' },
@@ -222,6 +271,7 @@ function verdictRow({ source, sourceNote, fingerprint, streak, rung, text, flags
     el('td', { class: 'streak' }, streak === null ? '—' : String(streak)),
     el('td', { class: 'rung' }, rung, flags),
     el('td', { class: 'verdict' }, text),
+    resultCell(call),
   );
 }
 
@@ -265,6 +315,7 @@ function callRow(call, verdictIsStop, previousMessage) {
     text,
     flags,
     stopping: verdictIsStop,
+    call,
   });
 }
 
@@ -280,7 +331,7 @@ function textRow(verdict) {
   });
 }
 
-const COLUMNS = 5;
+const COLUMNS = 6;
 
 function roundHeader(label, extra = []) {
   return el('tr', { class: 'round-header' }, el('th', { scope: 'rowgroup', colspan: COLUMNS }, el('span', { class: 'round-label' }, label), extra));
@@ -387,8 +438,37 @@ function clearTimeline(message, kind = 'error') {
 
 let lastState = null;
 
+/** What the importers read the transcript as: format, rounds, calls, results. */
+function showFormat() {
+  const status = $('format-status');
+  if (transcript === null) {
+    status.textContent = '';
+    return;
+  }
+  try {
+    const { format, transcript: imported } = importTranscript(transcript);
+    const calls = imported.rounds.flatMap((r) => r.calls);
+    const withResult = calls.filter((c) => c.result !== null).length;
+    status.textContent = `Read as ${FORMAT_NAMES[format] ?? format}: ${imported.rounds.length} rounds, ${calls.length} calls, ${withResult} with a recorded result.`;
+  } catch {
+    status.textContent = '';
+  }
+}
+
+const FORMAT_NAMES = {
+  rounds: 'the rounds format',
+  'openai-chat': 'OpenAI chat messages',
+  responses: 'OpenAI Responses items',
+  anthropic: 'Anthropic Messages',
+  gemini: 'Gemini contents',
+  'swe-agent': 'a SWE-agent trajectory',
+  'mini-swe-agent': 'a mini-swe-agent trajectory',
+};
+
 function replay() {
   const resolverWarnings = showResolved() ?? [];
+  syncPreset();
+  showFormat();
   if (transcript === null) return;
   if (effectiveOption(transcript) === false) {
     clearTimeline('Detection is off (doomLoop: false): there is nothing to replay. Tick “Detection on” to turn it back on.', 'info');
@@ -524,6 +604,8 @@ function parseTranscriptText() {
   try {
     transcript = JSON.parse(text);
   } catch (error) {
+    // Not one JSON document: JSON Lines (a message or a run per line)?
+    if (convertTrace(text, '<paste>')) return;
     transcript = null;
     errorBox.textContent = `Not valid JSON: ${describeError(error)}`;
     show(errorBox, true);
@@ -538,8 +620,28 @@ function parseTranscriptText() {
   replay();
 }
 
+/**
+ * Reads a trace that is not one JSON document (JSON Lines, gzip) with the
+ * package's importers and puts it in the editor in the rounds format, each
+ * call's result included. False when the importers cannot read it either.
+ */
+function convertTrace(input, name) {
+  let imported;
+  try {
+    imported = importTranscript(input, { name });
+  } catch {
+    return false;
+  }
+  setTranscriptText(imported.transcript);
+  $('example').value = 'custom';
+  $('example-note').textContent = `${name}: read as ${FORMAT_NAMES[imported.format] ?? imported.format}, converted to the rounds format (each call's recorded result kept).`;
+  parseTranscriptText();
+  return true;
+}
+
 function setLadderDisabled(disabled) {
   $('ladder').disabled = disabled;
+  $('option-preset').disabled = disabled;
   $('detection-on').disabled = disabled;
   $('ladder-defaults').disabled = disabled;
 }
@@ -593,13 +695,44 @@ function wire() {
     typingTimer = setTimeout(parseTranscriptText, TYPING_DEBOUNCE_MS);
   });
 
-  $('transcript-file').addEventListener('change', (event) => {
-    readFileInto(event.target, (text) => {
+  $('transcript-file').addEventListener('change', async (event) => {
+    const file = event.target.files?.[0];
+    if (!file) return;
+    let bytes;
+    try {
+      bytes = new Uint8Array(await file.arrayBuffer());
+    } catch (error) {
+      $('transcript-error').textContent = `Could not read ${file.name}: ${describeError(error)}`;
+      show($('transcript-error'), true);
+      return;
+    }
+    const gzip = bytes[0] === 0x1f && bytes[1] === 0x8b;
+    const text = gzip ? null : new TextDecoder().decode(bytes);
+    let isJson = false;
+    try {
+      if (text !== null) JSON.parse(text);
+      isJson = text !== null;
+    } catch {
+      isJson = false;
+    }
+    if (isJson) {
       $('transcript').value = text;
       select.value = 'custom';
-      $('example-note').textContent = `Loaded from ${event.target.files[0].name}.`;
+      $('example-note').textContent = `Loaded from ${file.name}.`;
       parseTranscriptText();
-    });
+    } else if (!convertTrace(bytes, file.name)) {
+      // Show the importers' own error, with the file's name and place.
+      let message = `${file.name} could not be read`;
+      try {
+        importTranscript(bytes, { name: file.name });
+      } catch (error) {
+        message = describeError(error);
+      }
+      transcript = null;
+      $('transcript-error').textContent = message;
+      show($('transcript-error'), true);
+      clearTimeline('Load or paste a trace the importers can read.', 'info');
+    }
   });
 
   for (const rung of RUNGS) {
@@ -612,6 +745,12 @@ function wire() {
     });
   }
   $('detection-on').addEventListener('change', applyDetectionToggle);
+  $('option-preset').addEventListener('change', applyPreset);
+  const recommendedChoice = $('option-preset').querySelector('option[value="recommended"]');
+  if (recommended === undefined) {
+    recommendedChoice.disabled = true;
+    recommendedChoice.textContent = 'Recommended (not in this build of the package)';
+  }
   $('ladder-defaults').addEventListener('click', () => {
     if (transcript === null) return;
     const current = optionOf(transcript);
@@ -643,7 +782,10 @@ function wire() {
 async function main() {
   const status = $('load-status');
   try {
-    await init();
+    const loaded = await loadPackage();
+    ({ resolveDoomLoopOption, DoomLoopMonitor } = loaded.detector);
+    ({ replayTranscript, importTranscript } = loaded.tooling);
+    recommended = loaded.recommended;
   } catch (error) {
     status.textContent = `Could not load the WebAssembly module: ${describeError(error)}. Is pkg/ built (bash scripts/build-pkg.sh)?`;
     status.className = 'load-status message message-error';

@@ -144,6 +144,11 @@ pub struct RunOutcome {
     pub saved: usize,
     /// The first `block` or `stop`.
     pub first: Option<Intervention>,
+    /// The class of the stopping verdict, for a stopped run.
+    pub stop_class: Option<Class>,
+    /// Some intervention of the run (not only the first) came while the
+    /// repeated call's output was unchanged: a loop caught at some point.
+    pub caught_unchanged: bool,
 }
 
 /// Counts for a set of runs (one source, or all).
@@ -179,6 +184,10 @@ pub struct Metrics {
     pub first: Split,
     /// The same, successful runs only.
     pub first_resolved: Split,
+    /// Stopped runs by the class of their stopping verdict.
+    pub stops: Split,
+    /// Runs with any intervention (not only the first) on unchanged output.
+    pub caught_unchanged: usize,
 }
 
 impl Metrics {
@@ -207,6 +216,10 @@ impl Metrics {
                 self.first_resolved.add(first.class);
             }
         }
+        if let Some(class) = outcome.stop_class {
+            self.stops.add(class);
+        }
+        self.caught_unchanged += usize::from(outcome.caught_unchanged);
     }
 
     fn merge(&mut self, other: &Metrics) {
@@ -225,6 +238,8 @@ impl Metrics {
         self.saved += other.saved;
         self.first.merge(&other.first);
         self.first_resolved.merge(&other.first_resolved);
+        self.stops.merge(&other.stops);
+        self.caught_unchanged += other.caught_unchanged;
     }
 }
 
@@ -414,6 +429,7 @@ pub fn measure(transcript: &Transcript, timeline: &Timeline) -> RunOutcome {
             note(&mut outcome, verdict, round.round, || Class::Text);
             if verdict.action == Action::Stop {
                 outcome.saved = outcome.calls.saturating_sub(calls_before);
+                outcome.stop_class = Some(Class::Text);
                 stop_counted = true;
             }
         }
@@ -431,15 +447,23 @@ pub fn measure(transcript: &Transcript, timeline: &Timeline) -> RunOutcome {
             if verdict.action == Action::Block {
                 outcome.refused += 1;
             }
-            note(&mut outcome, verdict, round.round, || {
+            let class_of = || {
+                if verdict.tool_name.is_none() {
+                    return Class::Text;
+                }
                 let history = match (&call.fingerprint, is_fingerprint_detector(verdict)) {
                     (Some(fingerprint), true) => by_fingerprint.get(fingerprint.as_bytes()),
                     _ => by_tool.get(call.tool_name.as_bytes()),
                 };
                 classify(history.map_or(&[][..], |h| &h[..]), verdict.streak)
-            });
+            };
+            if is_intervention(verdict) && !call.duplicate_in_round && class_of() == Class::Unchanged {
+                outcome.caught_unchanged = true;
+            }
+            note(&mut outcome, verdict, round.round, class_of);
             if verdict.action == Action::Stop && !stop_counted {
                 outcome.saved = outcome.calls.saturating_sub(calls_before + index + 1);
+                outcome.stop_class = Some(class_of());
                 stop_counted = true;
             }
         }
@@ -454,11 +478,10 @@ fn note(outcome: &mut RunOutcome, verdict: &Verdict, round: usize, class: impl F
         outcome.blocked = true;
     }
     if outcome.first.is_none() && is_intervention(verdict) {
-        let class = if verdict.tool_name.is_none() { Class::Text } else { class() };
         outcome.first = Some(Intervention {
             round,
             verdict: verdict.clone(),
-            class,
+            class: class(),
         });
     }
 }
@@ -567,7 +590,9 @@ impl Report {
     /// metrics}, total: metrics}], failures: [{source, id, option, error}]}`,
     /// metrics with camelCase keys (`resolvedBlocked`, `firstIntervention:
     /// {unchanged, changing, unknown, text}`, `firstInterventionResolved`,
-    /// `refusedPercent`, …).
+    /// `stops` (each stopped run's stopping verdict, classified the same
+    /// way), `caughtUnchanged` (runs with any intervention on unchanged
+    /// output), `refusedPercent`, …).
     pub fn to_json(&self) -> String {
         let mut out = String::from("{\"options\":[");
         for (i, option) in self.options.iter().enumerate() {
@@ -637,7 +662,7 @@ fn metrics_json(m: &Metrics, out: &mut String) {
     out.push_str(&format!(
         "{{\"runs\":{},\"failed\":{},\"labelled\":{},\"resolved\":{},\"observed\":{},\"blocked\":{},\"stopped\":{},\
 \"intervened\":{},\"resolvedObserved\":{},\"resolvedBlocked\":{},\"resolvedStopped\":{},\"calls\":{},\"refused\":{},\
-\"saved\":{},\"refusedPercent\":{},\"savedPercent\":{},\"firstIntervention\":{},\"firstInterventionResolved\":{}}}",
+\"saved\":{},\"refusedPercent\":{},\"savedPercent\":{},\"firstIntervention\":{},\"firstInterventionResolved\":{},\"stops\":{},\"caughtUnchanged\":{}}}",
         m.runs,
         m.failed,
         m.labelled,
@@ -656,5 +681,7 @@ fn metrics_json(m: &Metrics, out: &mut String) {
         doom_loop::json::js_number(percent_number(m.saved, m.calls)),
         split_json(&m.first),
         split_json(&m.first_resolved),
+        split_json(&m.stops),
+        m.caught_unchanged,
     ));
 }

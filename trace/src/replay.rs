@@ -316,6 +316,49 @@ fn feed_result(
         })
 }
 
+impl Transcript {
+    /// The transcript as rounds-format JSON: `{doomLoop, loopKeys, rounds:
+    /// [{text, calls: [{toolName, args, malformed, result, failed}]}]}` —
+    /// what every importer produced, for the npm package and the
+    /// playground. A malformed call's `args` is its raw text.
+    pub fn to_json(&self) -> String {
+        let mut out = String::from("{\"doomLoop\":");
+        out.push_str(&doom_loop::json::to_json(&self.option));
+        out.push_str(",\"loopKeys\":");
+        out.push_str(&doom_loop::json::to_json(&Value::Object(self.loop_keys.clone())));
+        out.push_str(",\"rounds\":[");
+        for (i, round) in self.rounds.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str("{\"text\":");
+            match &round.text {
+                Some(text) => write_json_string(text, &mut out),
+                None => out.push_str("null"),
+            }
+            out.push_str(",\"calls\":[");
+            for (j, call) in round.calls.iter().enumerate() {
+                if j > 0 {
+                    out.push(',');
+                }
+                out.push_str("{\"toolName\":");
+                write_json_string(&call.tool_name, &mut out);
+                out.push_str(",\"args\":");
+                out.push_str(&doom_loop::json::to_json(&call.args));
+                out.push_str(&format!(",\"malformed\":{},\"result\":", call.malformed));
+                match &call.result {
+                    Some(result) => out.push_str(&doom_loop::json::to_json(result)),
+                    None => out.push_str("null"),
+                }
+                out.push_str(&format!(",\"failed\":{}}}", call.failed));
+            }
+            out.push_str("]}");
+        }
+        out.push_str("]}");
+        out
+    }
+}
+
 impl Timeline {
     /// The timeline as JSON (for the npm package and the playground).
     pub fn to_json(&self) -> String {

@@ -30,6 +30,9 @@ fn reference_defaults_on_the_shared_runs_match_the_published_numbers() {
     assert_eq!((total.first.changing, total.first_resolved.changing), (50, 8));
     assert_eq!(total.first.unchanged, 24, "README: 24 of the first blocks were on unchanged output");
     assert_eq!(total.first.text, 1);
+    // README: 26 of the 29 stops by the tool fingerprint, 17 of those on changing output.
+    assert_eq!((total.stops.unchanged, total.stops.changing, total.stops.text), (9, 17, 3));
+    assert_eq!(total.caught_unchanged, 30, "runs with any block or stop on unchanged output");
     let sources: Vec<&str> = report.options[0].sources.iter().map(|(s, _)| s.as_str()).collect();
     assert_eq!(
         sources,

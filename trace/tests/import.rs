@@ -106,11 +106,11 @@ const CASES: &[Case] = &[
         file: "swe-agent.traj",
         format: Format::SweAgent,
         rounds: &[
-            r#"text; bash {"command":"open src/app.py\n"} => "[File: src/app.py (400 lines total)]\n1:import os""#,
-            r#"text; bash {"command":"scroll_down\n"} => "[File: src/app.py (400 lines total)]\n101:def main():""#,
-            r#"text; bash {"command":"scroll_down\n"} => "[File: src/app.py (400 lines total)]\n201:    return 0""#,
+            r#"text; bash {"command":"open src/app.py"} => "[File: src/app.py (400 lines total)]\n1:import os""#,
+            r#"text; bash {"command":"scroll_down"} => "[File: src/app.py (400 lines total)]\n101:def main():""#,
+            r#"text; bash {"command":"scroll_down"} => "[File: src/app.py (400 lines total)]\n201:    return 0""#,
             "",
-            r#"text; bash {"command":"scroll_down\n"} => "[File: src/app.py (400 lines total)]\n301:# end""#,
+            r#"text; bash {"command":"scroll_down"} => "[File: src/app.py (400 lines total)]\n301:# end""#,
         ],
         actions: &["-", "-", "observe", "block"],
     },
@@ -139,7 +139,7 @@ const CASES: &[Case] = &[
     Case {
         file: "claude-code-session.jsonl",
         format: Format::Anthropic,
-        rounds: &[r#"Bash {"command":"ls"} => "README.md\nsrc""#, "text; "],
+        rounds: &[r#"text; Bash {"command":"ls"} => "README.md\nsrc""#, "text; "],
         actions: &["-"],
     },
 ];
@@ -275,4 +275,68 @@ fn mini_swe_agent_bash_blocks_follow_its_action_regex() {
     assert_eq!(bash_blocks("```bash\n\n```"), [""], "an empty block matches through the backtracking newline");
     assert_eq!(bash_blocks("```bash\na\n```\n```bash\nb\n```"), ["a", "b"]);
     assert_eq!(bash_blocks("```python\nx\n```"), Vec::<&str>::new());
+}
+
+#[test]
+fn a_list_wrapped_as_doomloop_and_messages_keeps_its_format_and_option() {
+    let gemini = String::from_utf8(fixture("gemini.json")).unwrap();
+    let contents = gemini.trim().strip_prefix("{\n  \"contents\": ").unwrap().strip_suffix('}').unwrap();
+    let wrapped = format!(r#"{{"doomLoop":{{"ladder":{{"block":2}}}},"messages":{contents}}}"#);
+    let (format, transcript) = import_detected(&parse(&wrapped).unwrap()).unwrap();
+    assert_eq!(format, Format::Gemini);
+    assert_eq!(transcript.rounds.len(), 3);
+    assert_eq!(to_json(&transcript.option), r#"{"ladder":{"block":2}}"#);
+}
+
+#[test]
+fn hostile_and_odd_input_is_an_error_with_its_place_or_read_as_text() {
+    // Nesting past the parser's limit, on line 2 of a run-per-line file.
+    let deep = format!("{{\"rounds\":[]}}\n{}{}\n", "[".repeat(5000), "]".repeat(5000));
+    let runs = import_text(&deep, "deep.jsonl");
+    assert_eq!(runs.len(), 2);
+    let error = runs[1].transcript.as_ref().unwrap_err().to_string();
+    assert!(error.starts_with("deep.jsonl:2: not valid JSON: JSON nested deeper than"), "{error}");
+    // A byte-order mark and CRLF line ends are read as text.
+    let crlf = "\u{feff}{\"id\":\"a\",\"rounds\":[]}\r\n{\"id\":\"b\",\"rounds\":[]}\r\n";
+    let runs = import_text(crlf, "crlf.jsonl");
+    assert_eq!(runs.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+    assert!(runs.iter().all(|r| r.transcript.is_ok()));
+    // Empty and blank input, and a lone scalar.
+    for (text, expected) in [("", "empty.json: not valid JSON"), ("  \n\n ", "empty.json: not valid JSON")] {
+        let error = import_text(text, "empty.json")[0].transcript.as_ref().unwrap_err().to_string();
+        assert!(error.starts_with(expected), "{text:?}: {error}");
+    }
+    let error = import_text("42", "n.json")[0].transcript.as_ref().unwrap_err().to_string();
+    assert!(error.starts_with("n.json: unrecognised trace shape (a number)"), "{error}");
+    // A result naming no call is ignored, not an error; a call with no result stays unknown.
+    let orphan = r#"[{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"t","arguments":"{}"}}]},
+                     {"role":"tool","tool_call_id":"zzz","content":"x"},{"role":"tool","tool_call_id":"zzz","content":"y"}]"#;
+    let (_, transcript) = import_detected(&parse(orphan).unwrap()).unwrap();
+    assert_eq!(transcript.rounds[0].calls[0].result, Some(Value::String("x".into())), "an unmatched id falls back to the oldest unanswered call");
+    // Many calls sharing one id: each result answers one call, never panics.
+    let many: Vec<String> = (0..200)
+        .map(|_| r#"{"role":"assistant","tool_calls":[{"id":"same","function":{"name":"t","arguments":"{}"}}]},{"role":"tool","tool_call_id":"same","content":"r"}"#.to_string())
+        .collect();
+    let (_, transcript) = import_detected(&parse(&format!("[{}]", many.join(","))).unwrap()).unwrap();
+    assert_eq!(transcript.rounds.len(), 200);
+    assert!(transcript.rounds.iter().all(|r| r.calls[0].result.is_some()));
+}
+
+#[test]
+fn a_directory_is_read_file_by_file_and_other_files_are_skipped() {
+    let dir = std::env::temp_dir().join(format!("trace-import-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("nested")).unwrap();
+    std::fs::write(dir.join("README.md"), "not a trace").unwrap();
+    std::fs::write(dir.join(".hidden.json"), "{").unwrap();
+    std::fs::write(dir.join("a.jsonl"), fixture("runs.jsonl")).unwrap();
+    std::fs::write(dir.join("nested/b.traj"), fixture("swe-agent.traj")).unwrap();
+    let runs = doom_loop_trace::import::import_path(&dir);
+    let places: Vec<String> = runs
+        .iter()
+        .map(|r| r.place.strip_prefix(&dir.display().to_string()).unwrap_or(&r.place).to_string())
+        .collect();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(places, ["/a.jsonl:1", "/a.jsonl:2", "/a.jsonl:3", "/nested/b.traj"]);
+    assert_eq!(runs[3].source, "b");
+    assert_eq!(runs[3].format, Some(Format::SweAgent));
 }

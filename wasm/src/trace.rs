@@ -1,23 +1,80 @@
 //! The trace tooling's exports (feature `trace`, in the full build only):
-//! replay of a recorded run. The lean detector module that agents load is
+//! importing recorded runs in every format the importers read, replaying
+//! them, and evaluating many. The lean detector module that agents load is
 //! built without this feature, so none of it rides there.
+//!
+//! Inputs arrive as a lowered JS value (an object or array already parsed
+//! by the caller) or as bytes (file contents: JSON, JSON Lines, gzip —
+//! recognised by its magic bytes and decompressed here, so one call works
+//! the same in every runtime). Answers leave as JSON text.
 
 use doom_loop::json::write_json_string;
-use doom_loop::{Error, ErrorKind, JsString};
-use wasm_bindgen::prelude::*;
-
+use doom_loop::{Error, ErrorKind, JsString, Value};
 use doom_loop_trace::cli::{self, OptionChoice};
-use doom_loop_trace::eval::Evaluation;
-use doom_loop_trace::import::{import_bytes, ImportedRun};
+use doom_loop_trace::eval::{EvalOption, Evaluation};
+use doom_loop_trace::import::{import_bytes, import_detected, ImportedRun};
+use doom_loop_trace::replay::{replay, Transcript};
+use wasm_bindgen::prelude::*;
 
 use crate::{lowered, Result, WasmError};
 
-/// Replays a lowered transcript: the timeline JSON with its terminal
-/// rendering under `text`.
-#[wasm_bindgen(js_name = replayTranscript)]
-pub fn replay_transcript(document: &str) -> Result<String> {
-    let transcript = doom_loop_trace::replay::parse_transcript(&lowered(document)?)?;
-    let timeline = doom_loop_trace::replay::replay(&transcript)?;
+fn push_string(s: &str, out: &mut String) {
+    write_json_string(&JsString::from(s), out);
+}
+
+/// `{format, transcript}` for one run.
+fn imported_json(format: &str, transcript: &Transcript) -> String {
+    let mut out = String::from("{\"format\":");
+    push_string(format, &mut out);
+    out.push_str(",\"transcript\":");
+    out.push_str(&transcript.to_json());
+    out.push('}');
+    out
+}
+
+/// The one run of some bytes, with its format.
+fn single_run(bytes: &[u8], name: &str) -> Result<ImportedRun> {
+    let mut runs = import_bytes(bytes, name);
+    match runs.len() {
+        1 => {
+            let run = runs.remove(0);
+            match &run.transcript {
+                Ok(_) => Ok(run),
+                Err(error) => Err(error.clone().into()),
+            }
+        }
+        n => Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!("{name}: holds {n} runs, not one: replay one of them, or evaluate them all"),
+        )
+        .into()),
+    }
+}
+
+/// Reads one run from a lowered JS value in any accepted shape:
+/// `{format, transcript}` with the transcript in the rounds format (each
+/// call's `result` and `failed` included).
+#[wasm_bindgen(js_name = importTranscript)]
+pub fn import_transcript(document: &str) -> Result<String> {
+    let (format, transcript) = import_detected(&lowered(document)?)?;
+    Ok(imported_json(format.name(), &transcript))
+}
+
+/// [`import_transcript`] from file bytes (JSON, JSON Lines, gzip); `name`
+/// is used in error messages.
+#[wasm_bindgen(js_name = importTranscriptBytes)]
+pub fn import_transcript_bytes(bytes: &[u8], name: &str) -> Result<String> {
+    let run = single_run(bytes, name)?;
+    let format = run.format.map_or("", |f| f.name());
+    let transcript = run.transcript.map_err(crate::WasmError::from)?;
+    Ok(imported_json(format, &transcript))
+}
+
+fn timeline_json(mut transcript: Transcript, option: Option<String>) -> Result<String> {
+    if let Some(option) = option {
+        transcript.option = lowered(&option)?;
+    }
+    let timeline = replay(&transcript)?;
     let mut json = timeline.to_json();
     json.pop();
     json.push_str(",\"text\":");
@@ -26,6 +83,89 @@ pub fn replay_transcript(document: &str) -> Result<String> {
     Ok(json)
 }
 
+/// Replays a lowered transcript in any accepted shape: the timeline JSON
+/// with its terminal rendering under `text`. `option`, when given (lowered),
+/// replaces the transcript's own `doomLoop` option.
+#[wasm_bindgen(js_name = replayTranscript)]
+pub fn replay_transcript(document: &str, option: Option<String>) -> Result<String> {
+    let (_, transcript) = import_detected(&lowered(document)?)?;
+    timeline_json(transcript, option)
+}
+
+/// [`replay_transcript`] from file bytes (JSON, JSON Lines, gzip).
+#[wasm_bindgen(js_name = replayTranscriptBytes)]
+pub fn replay_transcript_bytes(bytes: &[u8], name: &str, option: Option<String>) -> Result<String> {
+    let transcript = single_run(bytes, name)?.transcript.map_err(crate::WasmError::from)?;
+    timeline_json(transcript, option)
+}
+
+/// An evaluation in progress (`evaluateTranscripts` in the shim): add
+/// inputs, then read the report.
+#[wasm_bindgen]
+pub struct Evaluator {
+    inner: Evaluation,
+}
+
+#[wasm_bindgen]
+impl Evaluator {
+    /// `options`: a lowered array of `{label, option}`; empty: the defaults.
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: &str) -> Result<Evaluator> {
+        let options = match lowered(options)? {
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    let object = item.as_object().ok_or_else(|| {
+                        Error::new(ErrorKind::Type, format!("options[{i}] is not an object {{label, option}}"))
+                    })?;
+                    let label = match object.get("label") {
+                        Some(Value::String(label)) => label.to_string(),
+                        _ => format!("option {}", i + 1),
+                    };
+                    let option = object.get("option").cloned().unwrap_or(Value::Bool(true));
+                    Ok(EvalOption::new(label, option))
+                })
+                .collect::<std::result::Result<Vec<_>, Error>>()?,
+            _ => return Err(Error::new(ErrorKind::Type, "options is not an array").into()),
+        };
+        Ok(Evaluator {
+            inner: Evaluation::new(options),
+        })
+    }
+
+    /// Adds every run of some file bytes (JSON, JSON Lines with a run per
+    /// line, gzip); returns how many runs were read (failed ones included).
+    #[wasm_bindgen(js_name = addBytes)]
+    pub fn add_bytes(&mut self, bytes: &[u8], name: &str) -> usize {
+        let runs = import_bytes(bytes, name);
+        let count = runs.len();
+        runs.into_iter().for_each(|run| self.inner.add_imported(run));
+        count
+    }
+
+    /// Adds one run given as a lowered JS value; `source`/`id` name it,
+    /// `resolved` is its success label (`undefined`: not labelled).
+    #[wasm_bindgen(js_name = addDocument)]
+    pub fn add_document(&mut self, document: &str, source: &str, id: &str, resolved: Option<bool>) {
+        let transcript = lowered(document)
+            .map_err(|crate::WasmError(e)| e)
+            .and_then(|value| import_detected(&value).map(|(_, t)| t))
+            .map_err(|e| Error::new(e.kind(), format!("{id}: {}", e.message())));
+        self.inner.add_run(source, id, resolved, transcript);
+    }
+
+    /// The report as JSON (see `Report::to_json`), its table under `text`.
+    pub fn report(&self) -> String {
+        let report = self.inner.report();
+        let mut json = report.to_json();
+        json.pop();
+        json.push_str(",\"text\":");
+        push_string(&report.render(), &mut json);
+        json.push('}');
+        json
+    }
+}
 
 // --- `npx doomloop`: the CLI's computations (doom_loop_trace::cli) -------
 //

@@ -6,7 +6,9 @@
 //! block (`{tool_use_id, content, is_error?}`) answers the call with that
 //! id: `content` (a string or text blocks) is the result and `is_error:
 //! true` marks the call failed. A whole request body (`{model, messages}`)
-//! or a single response Message is read as well.
+//! or a single response Message is read as well. Consecutive assistant
+//! messages with the same `id` are one turn (session logs such as Claude
+//! Code's write one line per content block of a streamed message).
 
 use doom_loop::error::Result;
 use doom_loop::json::Value;
@@ -21,8 +23,12 @@ use crate::replay::TranscriptRound;
 /// (`messages[2].content[1]`).
 pub fn rounds(messages: &[Value]) -> Result<Vec<TranscriptRound>> {
     let mut builder = Builder::default();
+    let mut previous_id = None;
     for (i, message) in messages.iter().enumerate() {
-        message_into(&mut builder, message).map_err(|e| at(&format!("messages[{i}]"), e))?;
+        let id = string_field(message, &["id"]);
+        let continues = id.is_some() && id == previous_id;
+        message_into(&mut builder, message, continues).map_err(|e| at(&format!("messages[{i}]"), e))?;
+        previous_id = id;
     }
     Ok(builder.finish())
 }
@@ -31,10 +37,10 @@ fn block_type(block: &Value) -> Vec<u8> {
     string_field(block, &["type"]).map(|t| t.as_bytes().to_vec()).unwrap_or_default()
 }
 
-fn message_into(builder: &mut Builder, message: &Value) -> Result<()> {
+fn message_into(builder: &mut Builder, message: &Value, continues: bool) -> Result<()> {
     let assistant = string_field(message, &["role"]).is_some_and(|r| r == "assistant");
     let content = get(message, "content");
-    if assistant {
+    if assistant && !continues {
         builder.end_turn();
     }
     let Some(Value::Array(blocks)) = content else {
@@ -42,7 +48,6 @@ fn message_into(builder: &mut Builder, message: &Value) -> Result<()> {
             if let Some(text) = content_text(content) {
                 builder.text(text);
             }
-            builder.end_turn();
         }
         return Ok(());
     };
@@ -68,9 +73,6 @@ fn message_into(builder: &mut Builder, message: &Value) -> Result<()> {
                 builder.text(text);
             }
         }
-    }
-    if assistant {
-        builder.end_turn();
     }
     Ok(())
 }

@@ -438,13 +438,19 @@ pub fn import_detected(document: &Value) -> Result<(Format, Transcript)> {
     ))
 }
 
+/// Keys a message list may sit under (a list wrapped as `{doomLoop,
+/// messages}` by a caller is read whatever its format).
+const LIST_KEYS: &[&str] = &["messages", "input", "output", "contents"];
+
 /// The message list of a document: the document itself when it is a list,
-/// the list under one of `keys`, or a single message as a list of one.
+/// the list under one of `keys` (else any of [`LIST_KEYS`]), or a single
+/// message as a list of one.
 fn messages_of<'a>(document: &'a Value, keys: &[&str]) -> &'a [Value] {
     match document {
         Value::Array(items) => items,
         _ => keys
             .iter()
+            .chain(LIST_KEYS)
             .find_map(|k| array(document, k))
             .unwrap_or(std::slice::from_ref(document)),
     }

@@ -3,7 +3,8 @@
 //!
 //! Each step is one model turn with one shell call: `bash` with `{"command":
 //! <action>}` (the action as the agent ran it, SWE-agent's own commands
-//! such as `scroll_down` included), its `observation` the result, its
+//! such as `scroll_down` included, surrounding whitespace stripped — the
+//! agent writes `"ls -F\n"`), its `observation` the result, its
 //! `thought` (else `response`) the turn's text. A step with an empty action
 //! ran nothing: text only.
 
@@ -49,8 +50,9 @@ fn step_round(step: &Value) -> Result<TranscriptRound> {
     let text = string_field(step, &["thought", "response"]).filter(|t| !t.is_empty());
     let result = fields.get("observation").filter(|o| !matches!(o, Value::Null)).cloned();
     let calls = action
-        .filter(|a| a.as_bytes().iter().any(|b| !b.is_ascii_whitespace()))
-        .map(|a| vec![bash_call(a, result)])
+        .map(|a| a.to_utf8_lossy().trim().to_string())
+        .filter(|a| !a.is_empty())
+        .map(|a| vec![bash_call(JsString::from(a), result)])
         .unwrap_or_default();
     Ok(TranscriptRound { text, calls })
 }

@@ -1,0 +1,135 @@
+// The trace tooling's JS API — importing recorded agent runs, replaying
+// them and evaluating many — over the full wasm module's exports (the
+// detector plus the tooling; see wasm/src/trace.rs). The replay entry
+// (`doom-loop-wasm/replay`, js/replay.js) re-exports every function here:
+//
+//   export { importTranscript, replayTranscript, evaluateTranscripts } from './trace.js';
+//
+// Inputs: a parsed value (an object or array in any accepted shape), a
+// string (a file's text: JSON, or JSON Lines with a message or a run per
+// line), or bytes (Uint8Array / ArrayBuffer / a Node Buffer; gzip is
+// recognised by its magic bytes and decompressed in wasm, so `.jsonl.gz`
+// works the same in Node, browsers and Workers, synchronously). Accepted
+// shapes: the rounds format, OpenAI chat, Responses items, Anthropic
+// Messages, Gemini `contents`, SWE-agent `.traj`, mini-swe-agent
+// trajectories; errors name the place (file, line, run id) and, for an
+// unknown shape, the shapes accepted.
+
+import { lower } from './lower.js';
+import { toolingCore } from './tooling.js';
+
+const encoder = new TextEncoder();
+
+// Where the runtime has a native gunzip reachable synchronously (Node ≥
+// 20.16, Bun, Deno: `process.getBuiltinModule`), gzip is inflated there —
+// about three times faster than in wasm; elsewhere (browsers, Workers) the
+// wasm module inflates it. Either way the call stays synchronous.
+const nativeGunzip = (() => {
+  try {
+    return globalThis.process?.getBuiltinModule?.('node:zlib')?.gunzipSync;
+  } catch {
+    return undefined;
+  }
+})();
+
+function inflated(bytes) {
+  if (nativeGunzip === undefined || bytes.length < 2 || bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
+  try {
+    return nativeGunzip(bytes);
+  } catch {
+    return bytes; // corrupt or truncated: let the core say so, with the place
+  }
+}
+
+/** Bytes of a string or binary input; `undefined` for a parsed value. */
+function bytesOf(input) {
+  if (typeof input === 'string') return encoder.encode(input);
+  if (input instanceof Uint8Array) return inflated(input);
+  if (input instanceof ArrayBuffer) return inflated(new Uint8Array(input));
+  if (ArrayBuffer.isView(input)) return inflated(new Uint8Array(input.buffer, input.byteOffset, input.byteLength));
+  return undefined;
+}
+
+const optionArg = (doomLoop) => (doomLoop === undefined ? undefined : lower(doomLoop));
+
+/**
+ * Reads one run in any accepted shape: `{format, transcript}`, the
+ * transcript in the rounds format with each call's `result` and `failed`.
+ * `name` is used in error messages (default `<input>`).
+ */
+export function importTranscript(input, { name = '<input>' } = {}) {
+  const core = toolingCore('importTranscript');
+  const bytes = bytesOf(input);
+  const json = bytes === undefined ? core.importTranscript(lower(input)) : core.importTranscriptBytes(bytes, name);
+  return JSON.parse(json);
+}
+
+/**
+ * Replays one run in any accepted shape through a fresh detector; returns
+ * the timeline (each call with its recorded `result`), its terminal
+ * rendering as `text`. `doomLoop`, when given, replaces the transcript's
+ * own option (e.g. `RECOMMENDED_DOOM_LOOP_OPTION`).
+ */
+export function replayTranscript(input, { doomLoop, name = '<input>' } = {}) {
+  const core = toolingCore('replayTranscript');
+  const bytes = bytesOf(input);
+  const json =
+    bytes === undefined
+      ? core.replayTranscript(lower(input), optionArg(doomLoop))
+      : core.replayTranscriptBytes(bytes, name, optionArg(doomLoop));
+  return JSON.parse(json);
+}
+
+const isBinary = (x) => typeof x === 'string' || x instanceof ArrayBuffer || ArrayBuffer.isView(x);
+
+/** `{name, data}` (a named file) rather than a transcript object? */
+function isNamedFile(input) {
+  return input !== null && typeof input === 'object' && 'data' in input && isBinary(input.data);
+}
+
+/** An element of a list of inputs (rather than a message of one run). */
+function isInput(item) {
+  if (isNamedFile(item) || isBinary(item)) return true;
+  return item !== null && typeof item === 'object' && !('role' in item) && !('type' in item) && !('parts' in item);
+}
+
+/**
+ * Replays many runs under one or more options and counts what the
+ * evaluation defines (runs, observed / blocked / stopped, calls refused and
+ * saved, first interventions unchanged / changing / unknown / text,
+ * successful runs apart), per source and in total.
+ *
+ * `inputs`: one input or an array of them — `{name, data}` (file contents:
+ * a string or bytes; JSON, JSON Lines with a run per line, `.jsonl.gz`),
+ * a bare string or bytes, or a parsed run (object or array).
+ * `options`: `[{label, option}]` (default: the reference's defaults,
+ * `[{label: 'defaults', option: true}]`); or `doomLoop`: one option.
+ *
+ * Returns `{options: [{label, option, sources, total}], failures, text}`;
+ * a run that fails to import or replay is counted and listed in
+ * `failures` with its place, and does not stop the evaluation.
+ */
+export function evaluateTranscripts(inputs, { options, doomLoop } = {}) {
+  const core = toolingCore('evaluateTranscripts');
+  const list = Array.isArray(inputs) && inputs.every(isInput) ? inputs : [inputs];
+  const chosen = options ?? (doomLoop === undefined ? [] : [{ label: 'option', option: doomLoop }]);
+  const evaluator = new core.Evaluator(lower(chosen));
+  try {
+    list.forEach((input, index) => {
+      if (isNamedFile(input)) {
+        evaluator.addBytes(bytesOf(input.data), String(input.name ?? `input ${index + 1}`));
+      } else {
+        const bytes = bytesOf(input);
+        if (bytes !== undefined) evaluator.addBytes(bytes, `input ${index + 1}`);
+        else {
+          const id = String(input?.id ?? `input ${index + 1}`);
+          const resolved = typeof input?.resolved === 'boolean' ? input.resolved : undefined;
+          evaluator.addDocument(lower(input), String(input?.source ?? 'input'), id, resolved);
+        }
+      }
+    });
+    return JSON.parse(evaluator.report());
+  } finally {
+    evaluator.free();
+  }
+}
