@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/.tools/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 CORPUS ?= vectors/reference
 CARGO ?= cargo
 
-.PHONY: all tools test-tools build demo test test-rust test-js test-runtimes conformance clippy bench bench-eval fuzz playground clean
+.PHONY: all tools test-tools build demo test test-rust test-js test-runtimes conformance clippy bench bench-eval fuzz playground clean measure-recommended
 
 all: build
 
@@ -73,3 +73,8 @@ playground: build
 
 clean:
 	rm -rf pkg target
+
+## Defaults vs RECOMMENDED_DOOM_LOOP_OPTION on ../shared/trajectories: the
+## README's "Measured on real agent runs" table, and issue #9's targets asserted.
+measure-recommended:
+	$(CARGO) test --release -p doom-loop-trace --test recommended -- --nocapture

@@ -34,18 +34,20 @@
 //   `doomLoop`, in the same shape the reference engine persists (plus a
 //   `beyond` key when an opt-in detector below has evidence).
 //
-// Opt-in detectors (config keys `cycles`, `ledger`, `failures`, `budget`;
-// without them no hook below is registered and a run is unchanged):
+// Opt-in detectors (config keys `cycles`, `ledger`, `failures`, `budget`,
+// `outcomes`; without them no hook below is registered and a run is unchanged):
 //
 // * `cycles` is judged inside recordToolCallSync, like the fingerprint
 //   ladder: nothing extra to wire (round preview included).
-// * `ledger` / `failures`: every executed call the adapter let through is
+// * `ledger` / `failures` / `outcomes`: every executed call the adapter let through is
 //   matched, in `PostToolUse` / `PostToolUseFailure`, to the fingerprint it
 //   was recorded with, and its result fed to recordToolResultSync — outcome
 //   from the tool's `loopOutputKey`; failed = threw, or returned an object
 //   with an `error`. Post-execution: never a block. A stop armed there takes
 //   effect at the next `stopWhen`, i.e. after the round's follow-up request;
-//   steer/escalate land in the request after that one.
+//   steer/escalate land in the request after that one. `outcomes` shapes
+//   the streak the next identical call is scored with (a new result
+//   restarts it), so its effect shows at that call's PreToolUse.
 // * `budget`: every model response's spend (usage input+output tokens, or
 //   `usage.cost` with `unit: 'usd'`) is fed to recordSpend from
 //   `PostModelCall`, which — unlike onTurnEnd — also fires for the initial
@@ -406,7 +408,7 @@ class CallModelDoomLoop {
   #observerHooks() {
     const beyond = this.#beyond;
     const hooks = {};
-    if (beyond !== null && (beyond.ledger || beyond.failures)) {
+    if (this.#tracksResults()) {
       hooks.PostToolUse = [{ handler: (payload) => void this.#guarded(() => this.#toolResult(payload, false)) }];
       hooks.PostToolUseFailure = [{ handler: (payload) => void this.#guarded(() => this.#toolResult(payload, true)) }];
     }
@@ -797,8 +799,9 @@ class CallModelDoomLoop {
     return undefined;
   }
 
+  /** Results feed the ledger, the failure streak and outcome-aware streaks. */
   #tracksResults() {
-    return this.#beyond !== null && Boolean(this.#beyond.ledger || this.#beyond.failures);
+    return this.#beyond !== null && Boolean(this.#beyond.ledger || this.#beyond.failures || this.#beyond.outcomes);
   }
 
   /**
@@ -824,7 +827,7 @@ class CallModelDoomLoop {
     return entry;
   }
 
-  /** `PostToolUse` / `PostToolUseFailure`: one executed call's result, for the ledger and failure streak. */
+  /** `PostToolUse` / `PostToolUseFailure`: one executed call's result, for the ledger, failure and outcome-aware streaks. */
   #toolResult(payload, threw) {
     const name = String(payload?.toolName);
     const call = this.#takeInflight(name, payload?.toolInput ?? {});

@@ -26,6 +26,13 @@ export const DEFAULT_DOOM_LOOP_LADDER = Object.freeze({
 
 export const DEFAULT_MAX_ESCALATIONS = 2;
 
+// The recommended opt-in option (issue #9): the reference's ladder with
+// outcome-aware streaks (an identical call whose result keeps changing is
+// progress). Measured on recorded agent runs (README, "Measured on real agent
+// runs"); the Rust crate's RECOMMENDED_DOOM_LOOP_OPTION is the same object.
+// `doomLoop: true` stays the reference's defaults.
+export const RECOMMENDED_DOOM_LOOP_OPTION = Object.freeze({ outcomes: true });
+
 
 const warnAll = (json) => {
   for (const warning of JSON.parse(json)) console.warn(warning);

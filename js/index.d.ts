@@ -63,6 +63,12 @@ export interface DoomLoopConfig {
   failures?: boolean;
   /** Opt-in: stop once this much was spent while looping, or in all. */
   budget?: { maxSpendWhileLooping?: number; maxSpend?: number; unit?: string };
+  /**
+   * Opt-in: outcome-aware streaks. An identical call counts only since its result
+   * last turned new (not among its `recent` latest results, default 2); results
+   * come from PostToolUse (per `loopOutputKey`) or a replay's recorded results.
+   */
+  outcomes?: boolean | { recent?: number; maskDigits?: boolean };
 }
 
 export type DoomLoopOption = boolean | DoomLoopConfig;
@@ -113,6 +119,8 @@ export interface RecordToolCallOptions {
 
 export declare const DEFAULT_DOOM_LOOP_LADDER: Readonly<Required<DoomLoopLadder>>;
 export declare const DEFAULT_MAX_ESCALATIONS: 2;
+/** Outcome-aware streaks over the reference's ladder: `doomLoop: RECOMMENDED_DOOM_LOOP_OPTION`. */
+export declare const RECOMMENDED_DOOM_LOOP_OPTION: Readonly<{ outcomes: true }>;
 export declare const MAX_CANONICALIZE_DEPTH: 64;
 
 /** Loads the wasm module. A no-op in Node, Bun, Deno and Workers; required once in browsers. Idempotent. */

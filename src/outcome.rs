@@ -29,17 +29,21 @@
 //!
 //! The verdict for a call is decided when the call is recorded, before its
 //! result exists: a block at outcome streak 3 means the previous two results
-//! were the same. State lives in the monitor's `beyond` blob under
-//! `outcomes` (a key the reference ignores): per tool, the few fingerprints
-//! of its current round with their recent result identities, bounded.
+//! were the same. A result that is new is also progress for the cross-turn
+//! text streak and the tool's cycle evidence, which the monitor clears.
+//!
+//! State lives in the monitor's `beyond` blob under `outcomes` (a key the
+//! reference's `restore` does not read): per tool, its
+//! [`MAX_FINGERPRINTS`] most recently called fingerprints with their last [`MAX_RECENT`] result
+//! identities.
 
 use crate::js_string::JsString;
 use crate::json::{Object, Value};
 
 /// Most recent results a fingerprint remembers.
 pub const MAX_RECENT: usize = 8;
-/// Fingerprints tracked per tool (a round's fan-out); the oldest goes first.
-const MAX_FINGERPRINTS: usize = 32;
+/// Fingerprints tracked per tool; the least recently called goes first.
+pub const MAX_FINGERPRINTS: usize = 32;
 /// Largest count a restored entry keeps (as the reference's streaks).
 const MAX_COUNT: f64 = 1_000_000.0;
 
@@ -100,11 +104,12 @@ impl OutcomeConfig {
 }
 
 /// `outcome` with every run of ASCII digits in its strings and keys replaced
-/// by one `0`, and every number by `0`.
+/// by one `0`, and every finite number by `0` (non-finite ones stay, so the
+/// masked value is fingerprintable exactly when the original is).
 pub fn mask_digits(outcome: &Value) -> Value {
     match outcome {
         Value::String(s) => Value::String(mask_string(s)),
-        Value::Number(_) => Value::Number(0.0),
+        Value::Number(n) if n.is_finite() => Value::Number(0.0),
         Value::Array(items) => Value::Array(items.iter().map(mask_digits).collect()),
         Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (mask_string(k), mask_digits(v))).collect()),
         other => other.clone(),
@@ -160,20 +165,24 @@ impl OutcomeState {
     /// streak minus the calls before the fingerprint's result last turned new.
     pub(crate) fn streak(&mut self, tool: &JsString, fingerprint: &JsString, streak: f64, round: f64) -> f64 {
         let entries = self.entries(tool);
-        let index = match entries.iter().position(|e| e.fingerprint == *fingerprint) {
-            Some(i) => i,
+        // Least recently called last out: a command the agent keeps coming
+        // back to (paging between other commands) keeps its results.
+        let entry = match entries.iter().position(|e| e.fingerprint == *fingerprint) {
+            Some(i) => entries.remove(i),
             None => {
                 if entries.len() == MAX_FINGERPRINTS {
                     entries.remove(0);
                 }
-                entries.push(OutcomeEntry {
+                OutcomeEntry {
                     fingerprint: fingerprint.clone(),
                     ..OutcomeEntry::default()
-                });
-                entries.len() - 1
+                }
             }
         };
-        let entry = &mut entries[index];
+        entries.push(entry);
+        let Some(entry) = entries.last_mut() else {
+            return streak;
+        };
         if streak <= entry.base || (entry.round != Some(round) && streak <= entry.last) {
             // The reference broke the run; the results stay, so an output
             // seen before the break is still not new after it.
@@ -293,6 +302,10 @@ mod tests {
             to_json(&mask_digits(&v)),
             r#"{"took 0ms":"pid 0 at 0x0f0a","n":0,"list":["v0.0.0",true]}"#
         );
+        // What canonicalization rejects stays rejected: masking never makes
+        // a result fingerprintable that was not.
+        assert!(matches!(mask_digits(&Value::Number(f64::INFINITY)), Value::Number(n) if n.is_infinite()));
+        assert_eq!(mask_digits(&Value::BigInt), Value::BigInt);
     }
 
     #[test]
@@ -331,9 +344,25 @@ mod tests {
         assert_eq!(s.tools.len(), 1);
         let entries = &s.tools[0].1;
         assert_eq!(entries.len(), MAX_FINGERPRINTS);
-        assert_eq!(entries[0].fingerprint, JsString::from("f8"), "the oldest go first");
+        assert_eq!(entries[0].fingerprint, JsString::from("f8"), "the first listed go first");
         assert!(entries.iter().all(|e| e.recent.len() == MAX_RECENT && e.base == 4.0 && e.last == 4.0));
         assert_eq!(entries[0].recent[0], JsString::from("r12"));
+    }
+
+    #[test]
+    fn a_fingerprint_called_again_is_not_evicted() {
+        let mut s = OutcomeState::default();
+        let t = JsString::from("t");
+        let page = JsString::from("scroll_down");
+        for round in 0..(3 * MAX_FINGERPRINTS) {
+            let round = round as f64;
+            s.streak(&t, &page, 1.0, round);
+            s.record(&t, &page, JsString::from(format!("p{round}")), round, 2);
+            s.streak(&t, &JsString::from(format!("other {round}")), 1.0, round + 0.5);
+        }
+        let entries = &s.tools[0].1;
+        assert_eq!(entries.len(), MAX_FINGERPRINTS);
+        assert!(entries.iter().any(|e| e.fingerprint == page && e.recent.len() == MAX_RECENT));
     }
 
     #[test]

@@ -139,9 +139,10 @@ fn a_cycle_through_moving_results_is_progress() {
         (0..12).map(|i| ("bash", ["{\"c\":\"status\"}", "{\"c\":\"sleep 5\"}"][i % 2], Some(if i % 2 == 0 { ["s1", "s2", "s3", "s4", "s5", "s6"][i / 2] } else { results[1] }))).collect()
     };
     let stuck: Vec<Step> = (0..12).map(|i| ("bash", ["{\"c\":\"status\"}", "{\"c\":\"sleep 5\"}"][i % 2], Some("same"))).collect();
-    assert_eq!(strongest(&run(&mut monitor(RECOMMENDED_DOOM_LOOP_OPTION), &cycle(["", ""]))), "-");
+    const BOTH: &str = r#"{"outcomes":true,"cycles":true}"#;
+    assert_eq!(strongest(&run(&mut monitor(BOTH), &cycle(["", ""]))), "-");
     assert_eq!(strongest(&run(&mut monitor(r#"{"cycles":true}"#), &cycle(["", ""]))), "stop");
-    assert_eq!(strongest(&run(&mut monitor(RECOMMENDED_DOOM_LOOP_OPTION), &stuck)), "stop");
+    assert_eq!(strongest(&run(&mut monitor(BOTH), &stuck)), "stop");
 }
 
 #[test]
@@ -158,8 +159,8 @@ fn the_recommended_option_is_the_constant_and_resolves() {
     assert!(resolution.warnings.is_empty());
     let config = resolution.result.unwrap().unwrap();
     assert_eq!(config.ladder, doom_loop::DEFAULT_LADDER);
-    assert!(config.beyond.outcomes.is_some() && config.beyond.cycles.is_some());
-    assert!(!config.beyond.ledger && !config.beyond.failures && config.beyond.budget.is_none());
+    assert!(config.beyond.outcomes.is_some());
+    assert!(config.beyond.cycles.is_none() && !config.beyond.ledger && !config.beyond.failures && config.beyond.budget.is_none());
 }
 
 #[test]
@@ -302,7 +303,7 @@ proptest! {
     fn without_results_every_verdict_is_the_defaults(
         rounds in prop::collection::vec((prop::collection::vec((0..2usize, 0..3usize), 0..4), prop::option::of(0..2usize)), 1..30),
     ) {
-        for (with, without) in [(r#"{"outcomes":true}"#, "true"), (RECOMMENDED_DOOM_LOOP_OPTION, r#"{"cycles":true}"#)] {
+        for (with, without) in [(RECOMMENDED_DOOM_LOOP_OPTION, "true"), (r#"{"outcomes":true,"cycles":true}"#, r#"{"cycles":true}"#)] {
             let (mut a, mut b) = (monitor(with), monitor(without));
             for (i, (calls, text)) in rounds.iter().enumerate() {
                 let round = (i + 1) as f64;

@@ -1,0 +1,203 @@
+// End-to-end: `doomLoop: RECOMMENDED_DOOM_LOOP_OPTION` through the callModel
+// adapter of the built package, against the real @openrouter/agent@0.8.0 loop
+// over real HTTP to the scripted Responses server. The two shapes the
+// reference interrupts although the agent makes progress — paging with a
+// no-argument command, and edit-then-test through separate edit and test
+// tools — stay quiet (same requests on the wire as a run without detection,
+// every call executed); a call returning the same output every time is still
+// stopped, exactly as the reference stops it.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { OpenRouter, stepCountIs, tool } from '@openrouter/agent';
+import { z } from 'zod';
+import { RECOMMENDED_DOOM_LOOP_OPTION, replayTranscript, withDoomLoop } from '../../pkg/node.mjs';
+import { functionCall, inputText, startScriptedServer, text } from './scripted-server.mjs';
+
+const MODEL = 'openai/gpt-4o-mini';
+
+async function runCallModel({ script, request, doomLoop }) {
+  const srv = await startScriptedServer(script);
+  const client = new OpenRouter({ apiKey: 'test-key', serverURL: srv.url });
+  const base = { model: MODEL, ...request };
+  const input = doomLoop === undefined ? base : withDoomLoop(base, { doomLoop });
+  try {
+    const textOut = await client.callModel(input).getText();
+    assert.deepEqual(srv.errors, [], 'scripted server errors');
+    return { srv, input, text: textOut };
+  } finally {
+    await srv.close();
+  }
+}
+
+const verdictsOf = (input) => input.getDoomLoopVerdicts().map((v) => `${v.detector}:${v.action}@${v.streak}`);
+const interventions = (input) => verdictsOf(input).filter((v) => /:(block|stop)@/.test(v));
+
+/** A reader paging through a file with a no-argument tool: each page is new. */
+function pagingAgent() {
+  const executions = [];
+  const scrollDown = tool({
+    name: 'scroll_down',
+    inputSchema: z.object({}),
+    execute: async () => {
+      executions.push('scroll_down');
+      const page = executions.length;
+      return { lines: `${page * 100 - 99}-${page * 100} of billing.py`, text: `def part_${page}(): ...` };
+    },
+  });
+  const model = (body, i) =>
+    body.tool_choice === 'none' || i >= 10 ? text('Found the bug in part 10.') : functionCall('scroll_down', {});
+  return { executions, tools: [scrollDown], model, input: 'Find the bug in billing.py.' };
+}
+
+/** An editor tool and a test tool: the identical run_tests({}) after every edit, failures going down. */
+function editThenTestAgent() {
+  const executions = [];
+  const failing = [5, 4, 3, 2, 1, 0];
+  let runs = 0;
+  const editFile = tool({
+    name: 'edit_file',
+    inputSchema: z.object({ path: z.string(), patch: z.string() }),
+    execute: async ({ patch }) => {
+      executions.push(patch);
+      return { ok: true };
+    },
+  });
+  const runTests = tool({
+    name: 'run_tests',
+    inputSchema: z.object({}),
+    execute: async () => {
+      executions.push('run_tests');
+      const n = failing[runs++];
+      return { passing: 10 - n, failing: n };
+    },
+  });
+  const model = (body, i) => {
+    if (body.tool_choice === 'none' || inputText(body).includes('"failing":0')) return text('All tests pass.');
+    return i % 2 === 0
+      ? functionCall('edit_file', { path: 'src/billing.ts', patch: `fix ${i / 2 + 1}` })
+      : functionCall('run_tests', {});
+  };
+  return { executions, tools: [editFile, runTests], model, input: 'Make the test suite pass.' };
+}
+
+/** The same lookup with the same answer, forever. */
+function sameOutputAgent() {
+  const executions = [];
+  const getInvoice = tool({
+    name: 'get_invoice',
+    inputSchema: z.object({ invoice_id: z.string() }),
+    execute: async ({ invoice_id }) => {
+      executions.push(invoice_id);
+      return { invoice_id, status: 'not_found' };
+    },
+  });
+  const model = (body) =>
+    body.tool_choice === 'none' ? text('I could not find the invoice.') : functionCall('get_invoice', { invoice_id: 'INV-9' });
+  return { executions, tools: [getInvoice], model, input: 'What is the status of INV-9?' };
+}
+
+const request = (agent) => ({ input: agent.input, tools: agent.tools, stopWhen: stepCountIs(40) });
+
+/** The agent's run with RECOMMENDED is the run without detection: same wire, same executions. */
+async function assertQuiet(make, expectedExecutions) {
+  const plainAgent = make();
+  const plain = await runCallModel({ script: plainAgent.model, request: request(plainAgent) });
+  const agent = make();
+  const run = await runCallModel({ script: agent.model, request: request(agent), doomLoop: RECOMMENDED_DOOM_LOOP_OPTION });
+  assert.deepEqual(interventions(run.input), []);
+  assert.equal(run.input.getDoomLoopEndReason(), 'complete');
+  assert.deepEqual(run.srv.requests, plain.srv.requests);
+  assert.deepEqual(agent.executions, plainAgent.executions);
+  assert.equal(agent.executions.length, expectedExecutions);
+  return run;
+}
+
+describe('RECOMMENDED_DOOM_LOOP_OPTION through the real SDK', () => {
+  test('is a frozen plain option object, the Rust crate constant, left unmodified by a run', async () => {
+    const source = readFileSync(new URL('../../src/config.rs', import.meta.url), 'utf8');
+    const rust = /pub const RECOMMENDED_DOOM_LOOP_OPTION: &str = r#"(.*)"#;/.exec(source);
+    assert.ok(rust, 'the Rust constant');
+    assert.deepEqual(RECOMMENDED_DOOM_LOOP_OPTION, JSON.parse(rust[1]));
+    assert.ok(Object.isFrozen(RECOMMENDED_DOOM_LOOP_OPTION));
+    assert.equal(Object.getPrototypeOf(RECOMMENDED_DOOM_LOOP_OPTION), Object.prototype);
+    await assertQuiet(pagingAgent, 10);
+    assert.deepEqual(RECOMMENDED_DOOM_LOOP_OPTION, JSON.parse(rust[1]));
+  });
+
+  test('paging with a no-argument scroll_down: the reference stops it at the 6th page; RECOMMENDED stays quiet', async () => {
+    const ref = pagingAgent();
+    const reference = await runCallModel({ script: ref.model, request: request(ref), doomLoop: true });
+    assert.deepEqual(interventions(reference.input), [
+      'tool-fingerprint:block@3',
+      'tool-fingerprint:block@4',
+      'tool-fingerprint:block@5',
+      'tool-fingerprint:stop@6',
+    ]);
+    assert.equal(reference.input.getDoomLoopEndReason(), 'doom_loop');
+    assert.equal(ref.executions.length, 2);
+
+    const run = await assertQuiet(pagingAgent, 10);
+    assert.equal(run.text, 'Found the bug in part 10.');
+    // Each page restarts the streak: every repeat is scored 2 (observe) before its page is seen.
+    assert.deepEqual(verdictsOf(run.input), Array(9).fill('tool-fingerprint:observe@2'));
+    assert.ok(run.input.getDoomLoopState().beyond.outcomes.scroll_down, 'outcome evidence is persisted under beyond');
+  });
+
+  test('edit_file then the identical run_tests: the reference blocks the 3rd test run; RECOMMENDED stays quiet', async () => {
+    const ref = editThenTestAgent();
+    const reference = await runCallModel({ script: ref.model, request: request(ref), doomLoop: true });
+    assert.deepEqual(interventions(reference.input), [
+      'tool-fingerprint:block@3',
+      'tool-fingerprint:block@4',
+      'tool-fingerprint:block@5',
+      'tool-fingerprint:stop@6',
+    ]);
+    assert.deepEqual(ref.executions, ['fix 1', 'run_tests', 'fix 2', 'run_tests', 'fix 3', 'fix 4', 'fix 5', 'fix 6']);
+
+    const run = await assertQuiet(editThenTestAgent, 12);
+    assert.equal(run.text, 'All tests pass.');
+  });
+
+  test('the same call with the same output is still stopped, exactly as the reference stops it', async () => {
+    const ref = sameOutputAgent();
+    const reference = await runCallModel({ script: ref.model, request: request(ref), doomLoop: true });
+    const agent = sameOutputAgent();
+    const run = await runCallModel({ script: agent.model, request: request(agent), doomLoop: RECOMMENDED_DOOM_LOOP_OPTION });
+    assert.deepEqual(verdictsOf(run.input), [
+      'tool-fingerprint:observe@2',
+      'tool-fingerprint:block@3',
+      'tool-fingerprint:block@4',
+      'tool-fingerprint:block@5',
+      'tool-fingerprint:stop@6',
+    ]);
+    assert.deepEqual(verdictsOf(run.input), verdictsOf(reference.input));
+    assert.equal(run.input.getDoomLoopEndReason(), 'doom_loop');
+    assert.deepEqual(run.srv.requests, reference.srv.requests);
+    assert.deepEqual(agent.executions, ['INV-9', 'INV-9']);
+  });
+});
+
+describe('RECOMMENDED_DOOM_LOOP_OPTION in a replayed transcript', () => {
+  // The shared trajectory layout: each round's `results` holds one opaque output string per call.
+  const rounds = (outputs) =>
+    outputs.map((output) => ({ calls: [{ toolName: 'bash', args: '{"command":"scroll_down"}' }], results: [output] }));
+  const actions = (timeline) => timeline.rounds.flatMap((r) => r.calls.map((c) => c.verdict?.action ?? '-'));
+
+  test('paging with new output each time: the defaults stop at the 6th page, RECOMMENDED only observes', () => {
+    const pages = ['a1/b1', 'a2/b2', 'a3/b3', 'a4/b4', 'a5/b5', 'a6/b6', 'a7/b7', 'a8/b8'];
+    const defaults = replayTranscript({ doomLoop: true, rounds: rounds(pages) });
+    assert.deepEqual(actions(defaults), ['-', 'observe', 'block', 'block', 'block', 'stop']);
+    const recommended = replayTranscript({ doomLoop: RECOMMENDED_DOOM_LOOP_OPTION, rounds: rounds(pages) });
+    assert.deepEqual(actions(recommended), ['-', ...Array(7).fill('observe')]);
+    assert.equal(recommended.stopVerdict, null);
+  });
+
+  test('the same output every time: RECOMMENDED stops where the defaults stop', () => {
+    const same = Array(8).fill('a1/b1');
+    const expected = ['-', 'observe', 'block', 'block', 'block', 'stop'];
+    assert.deepEqual(actions(replayTranscript({ doomLoop: true, rounds: rounds(same) })), expected);
+    assert.deepEqual(actions(replayTranscript({ doomLoop: RECOMMENDED_DOOM_LOOP_OPTION, rounds: rounds(same) })), expected);
+  });
+});
