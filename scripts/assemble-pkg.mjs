@@ -19,7 +19,7 @@ const out = process.argv[2] ?? join(root, 'pkg');
 const js = (name) => join(root, 'js', name);
 const source = (file) => readFileSync(js(file), 'utf8');
 
-for (const file of ['cli.mjs', 'README.md']) copyFileSync(js(file), join(out, file));
+for (const file of ['cli.mjs', 'conformance.mjs', 'README.md']) copyFileSync(js(file), join(out, file));
 copyFileSync(join(root, 'examples', 'billing-agent.json'), join(out, 'billing-agent.json'));
 for (const file of ['LICENSE-MIT', 'LICENSE-APACHE', 'CHANGELOG.md']) copyFileSync(join(root, file), join(out, file));
 

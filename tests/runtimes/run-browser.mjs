@@ -132,6 +132,8 @@ try {
       [
         ['/tests/runtimes/', join(tests, 'runtimes')],
         ['/tests/js/', join(tests, 'js')],
+        // tests/js/corpus.mjs re-exports the package's runner (js/conformance.mjs).
+        ['/js/', join(ROOT, 'js')],
       ],
       { '/index.html': ['text/html; charset=utf-8', html], '/data.json': data },
     );
