@@ -189,7 +189,9 @@ impl OutcomeState {
             entry.base = 0.0;
         }
         entry.last = streak;
-        entry.round = Some(round);
+        // A non-finite round (NaN from a caller) equals no round, as in the
+        // comparisons above; kept out so the state is what restore reads back.
+        entry.round = Some(round).filter(|r| r.is_finite());
         (streak - entry.base).max(1.0)
     }
 
@@ -197,8 +199,14 @@ impl OutcomeState {
     /// a new result starts a fresh run at that call. Returns whether it was
     /// new (an earlier result of the fingerprint is known and differs).
     pub(crate) fn record(&mut self, tool: &JsString, fingerprint: &JsString, identity: JsString, round: f64, recent: usize) -> bool {
-        let Some(entry) = self.entries(tool).iter_mut().find(|e| e.fingerprint == *fingerprint) else {
-            // Never recorded as a call (exempt, or evicted): no run to shape.
+        // Looked up without inserting: a tool whose call was never recorded
+        // (exempt, or evicted) has no run to shape and leaves no empty entry.
+        let entry = self
+            .tools
+            .iter_mut()
+            .find(|(name, _)| name == tool)
+            .and_then(|(_, entries)| entries.iter_mut().find(|e| e.fingerprint == *fingerprint));
+        let Some(entry) = entry else {
             return false;
         };
         let window = &entry.recent[entry.recent.len().saturating_sub(recent)..];

@@ -329,3 +329,35 @@ proptest! {
         }
     }
 }
+
+/// Regression (found by the `monitor` fuzz target): a call recorded in a NaN
+/// round persisted `"round":null`, which restore drops, so
+/// `restore(getState())` changed the state.
+#[test]
+fn a_nan_round_leaves_a_state_that_restores_to_itself() {
+    let mut m = monitor(RECOMMENDED_DOOM_LOOP_OPTION);
+    let tool = JsString::from("t");
+    let record = m.record_tool_call(&tool, &parse("{}").unwrap(), f64::NAN, &RecordOptions::default()).unwrap();
+    m.record_tool_result(&tool, &record.fingerprint, Some(&Value::String(JsString::from("r"))), false, f64::NAN).unwrap();
+    let state = to_json(&m.get_state());
+    assert!(!state.contains("\"round\""), "{state}");
+    let mut resumed = monitor(RECOMMENDED_DOOM_LOOP_OPTION);
+    resumed.restore(&parse(&state).unwrap());
+    assert_eq!(to_json(&resumed.get_state()), state);
+}
+
+/// Regression (found by the `monitor` fuzz target): a result for a tool whose
+/// call was never recorded left an empty `outcomes` entry, persisted as
+/// `{"tool":{}}`, which restore drops, so `restore(getState())` changed the
+/// state.
+#[test]
+fn a_result_without_a_recorded_call_leaves_no_outcome_state() {
+    let mut m = monitor(RECOMMENDED_DOOM_LOOP_OPTION);
+    let tool = JsString::from("web_search_call");
+    m.record_tool_result(&tool, &JsString::from(""), Some(&Value::String(JsString::from("r"))), false, 1.0).unwrap();
+    let state = to_json(&m.get_state());
+    assert!(!state.contains("outcomes"), "{state}");
+    let mut resumed = monitor(RECOMMENDED_DOOM_LOOP_OPTION);
+    resumed.restore(&parse(&state).unwrap());
+    assert_eq!(to_json(&resumed.get_state()), state);
+}

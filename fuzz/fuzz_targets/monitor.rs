@@ -9,7 +9,7 @@
 //! options) / record_assistant_text / reset_text_streak / escalation /
 //! next round / restore(get_state) in place / restore of a small blob /
 //! get_state / record_tool_result / record_spend. The option may also turn
-//! on the opt-in detectors beyond the reference (`cycles`, `ledger`,
+//! on the opt-in detectors beyond the reference (`outcomes`, `cycles`, `ledger`,
 //! `failures`, `budget`).
 //!
 //! Invariants:
@@ -204,6 +204,22 @@ fn build_option(c: &mut Cursor) -> Option<Value> {
                         budget.push(("unit", s("usd")));
                     }
                     entries.push(("budget", obj(budget)));
+                }
+                if which & 32 != 0 {
+                    // Outcome-aware streaks (src/outcome.rs): a flag, or
+                    // `{recent, maskDigits}` with odd values too.
+                    let b = c.byte();
+                    let outcomes = if b & 1 == 0 {
+                        flag(b >> 1)
+                    } else {
+                        let mut o = Vec::new();
+                        if let Some(v) = odd_value(c.byte()) {
+                            o.push(("recent", v));
+                        }
+                        o.push(("maskDigits", flag(c.byte())));
+                        obj(o)
+                    };
+                    entries.push(("outcomes", outcomes));
                 }
             }
             Some(obj(entries))
@@ -570,7 +586,11 @@ fuzz_target!(|data: &[u8]| {
                         }
                     }
                     Err(_) => {
-                        assert!(config.beyond.ledger, "record_tool_result failed with the ledger off");
+                        // Only the ledger and outcome-aware streaks fingerprint the outcome.
+                        assert!(
+                            config.beyond.ledger || config.beyond.outcomes.is_some(),
+                            "record_tool_result failed with neither the ledger nor outcomes on"
+                        );
                         assert_eq!(Some(to_json(&monitor.get_state())), before, "failed result changed the state");
                     }
                 }

@@ -17,6 +17,7 @@
 use doom_loop::binding::parse_lowered;
 use doom_loop::json::{parse, to_json};
 use doom_loop::beyond::{BeyondConfig, BudgetConfig};
+use doom_loop::outcome::OutcomeConfig;
 use doom_loop::{DoomLoopMonitor, JsString, ResolvedConfig, Value};
 use libfuzzer_sys::fuzz_target;
 
@@ -36,6 +37,7 @@ fn configs() -> [ResolvedConfig; 2] {
             max_spend: None,
             unit: JsString::from("tokens"),
         }),
+        outcomes: Some(OutcomeConfig::default()),
     };
     [
         ResolvedConfig::default(),
