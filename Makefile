@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/.tools/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 CORPUS ?= vectors/reference
 CARGO ?= cargo
 
-.PHONY: all tools test-tools build demo test test-rust test-js test-runtimes conformance clippy bench fuzz playground clean
+.PHONY: all tools test-tools build demo test test-rust test-js test-runtimes conformance clippy bench fuzz differential playground clean
 
 all: build
 
@@ -34,6 +34,7 @@ test: test-tools build test-rust clippy
 	@$(MAKE) --no-print-directory test-js
 	@$(MAKE) --no-print-directory test-runtimes
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-15}
+	@$(MAKE) --no-print-directory differential
 
 test-rust:
 	$(CARGO) test --workspace --quiet
@@ -60,6 +61,12 @@ bench: build
 
 fuzz:
 	@bash scripts/fuzz-smoke.sh
+
+## The package against the reference module (REF_MODULE=…: doom-loop.ts
+## transpiled locally, never committed) on random values, state blobs and
+## call scripts; skips cleanly without REF_MODULE.
+differential:
+	node tests/differential/fuzz.mjs $${DIFF_SECONDS:-10}
 
 ## The playground on http://127.0.0.1:8787/
 playground: build
