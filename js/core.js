@@ -96,11 +96,14 @@ function guardMonitor(Monitor) {
 /**
  * Called once by the runtime entry with the initialised wasm-bindgen
  * exports. A CommonJS glue object is guarded in place (so anything else
- * holding it goes through the guard too); an ES module namespace, which is
- * read-only, is copied.
+ * holding it goes through the guard too); an ES module namespace (or a
+ * bundler's getter-only stand-in for one) is copied.
  */
 export function install(exports) {
-  const target = Object.isExtensible(exports) ? exports : {};
+  const writable =
+    Object.isExtensible(exports) &&
+    Object.values(Object.getOwnPropertyDescriptors(exports)).every((d) => d.writable === true);
+  const target = writable ? exports : {};
   for (const [name, value] of Object.entries(exports)) {
     if (typeof value !== 'function') {
       if (target !== exports) target[name] = value;
