@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/.tools/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 CORPUS ?= vectors/reference
 CARGO ?= cargo
 
-.PHONY: all tools test-tools build demo test test-rust test-js test-runtimes test-types test-docs test-wasm test-pkg test-bundlers test-features package-test conformance clippy bench bench-eval fuzz playground clean measure-recommended
+.PHONY: all tools test-tools build demo test test-rust test-js test-runtimes test-types test-docs test-wasm test-pkg test-bundlers test-features package-test conformance clippy bench bench-eval fuzz differential playground clean measure-recommended
 
 all: build
 
@@ -42,6 +42,7 @@ test: test-tools build test-rust clippy
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-15}
 	@$(MAKE) --no-print-directory test-features
 	@$(MAKE) --no-print-directory package-test
+	@$(MAKE) --no-print-directory differential
 
 test-rust:
 	$(CARGO) test --workspace --quiet
@@ -114,6 +115,12 @@ bench-eval: build
 
 fuzz:
 	@bash scripts/fuzz-smoke.sh
+
+## The package against the reference module (REF_MODULE=…: doom-loop.ts
+## transpiled locally, never committed) on random values, state blobs and
+## call scripts; skips cleanly without REF_MODULE.
+differential:
+	node tests/differential/fuzz.mjs $${DIFF_SECONDS:-10}
 
 ## The playground on http://127.0.0.1:8787/
 playground: build

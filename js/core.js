@@ -96,18 +96,24 @@ function guardMonitor(Monitor) {
 /**
  * Called once by the runtime entry with the initialised wasm-bindgen
  * exports. A CommonJS glue object is guarded in place (so anything else
- * holding it goes through the guard too); exports that cannot be written —
- * an ES module namespace, or the getter-only object a bundler (wrangler,
- * esbuild) makes of `import * as glue` — are copied, guarded.
+ * holding it goes through the guard too); an ES module namespace (or a
+ * bundler's getter-only stand-in for one) is copied.
  */
 export function install(exports) {
-  const writable = Object.isExtensible(exports) &&
+  const writable =
+    Object.isExtensible(exports) &&
     Object.values(Object.getOwnPropertyDescriptors(exports)).every((d) => d.writable === true);
   const target = writable ? exports : {};
   for (const [name, value] of Object.entries(exports)) {
-    if (typeof value !== 'function' || name === 'default' || name === 'initSync') target[name] = value;
-    else if (name === 'Monitor') target[name] = guardMonitor(value);
-    else target[name] = guard(value);
+    if (typeof value !== 'function') {
+      if (target !== exports) target[name] = value;
+    } else if (name === 'Monitor') {
+      target[name] = guardMonitor(value);
+    } else if (name !== 'default' && name !== 'initSync') {
+      target[name] = guard(value);
+    } else if (target !== exports) {
+      target[name] = value;
+    }
   }
   core = target;
   memory = exports.ioMemory();

@@ -219,18 +219,21 @@ await compare(
   1,
   3,
 );
-const declared = roundArgs.map((keyMaterial) => ({ toolName: 't', keyMaterial }));
+// The reference's algorithm is quadratic in a declared round (membership
+// and set comparison per call): 40k calls take it minutes, so 4k here.
+const declaredArgs = roundArgs.slice(0, 4000);
+const declared = declaredArgs.map((keyMaterial) => ({ toolName: 't', keyMaterial }));
 await compare(
-  `declared round of ${N / 1000}k calls, then recorded`,
+  `declared round of ${declaredArgs.length / 1000}k calls, then recorded`,
   async () => {
     const m = new reference.DoomLoopMonitor(refConfig);
     await m.declareRound(1, declared);
-    for (const args of roundArgs) await m.recordToolCall('t', args, 1);
+    for (const args of declaredArgs) await m.recordToolCall('t', args, 1);
   },
   () => {
     const m = new pkg.DoomLoopMonitor(pkgConfig);
     m.declareRoundSync(1, declared);
-    for (const args of roundArgs) m.recordToolCallSync('t', args, 1);
+    for (const args of declaredArgs) m.recordToolCallSync('t', args, 1);
     m.free();
   },
   1,
