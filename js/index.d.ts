@@ -761,8 +761,12 @@ export declare class DoomLoopMonitor {
   restore(state: unknown): void;
   /**
    * Not in the reference: frees the wasm memory now; otherwise a
-   * `FinalizationRegistry` reclaims it eventually. The monitor is unusable
-   * afterwards.
+   * `FinalizationRegistry` reclaims it eventually. Idempotent; the monitor
+   * is unusable afterwards (its methods throw `DoomLoopMonitor was freed`).
+   * The monitor also has `[Symbol.dispose]()` where the runtime defines
+   * `Symbol.dispose`, so `using monitor = new DoomLoopMonitor(…)` frees it
+   * at the end of the block (not declared here, so that these types compile
+   * without the `esnext.disposable` lib).
    */
   free(): void;
 }
