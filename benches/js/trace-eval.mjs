@@ -8,21 +8,15 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { loadReplayEntry } from '../../tests/js/replay-entry.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const pkg = join(root, 'pkg');
 const shared = join(root, '../shared/trajectories');
 
-/** The package's `doom-loop-wasm/replay` entry, as Node's ESM loader resolves it. */
-async function loadApi() {
-  const manifest = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8'));
-  let entry = manifest.exports['./replay'];
-  while (typeof entry !== 'string') entry = entry.node ?? entry.import ?? entry.default;
-  return import(pathToFileURL(join(pkg, entry)));
-}
 
-const { evaluateTranscripts } = await loadApi();
+const { evaluateTranscripts } = await loadReplayEntry(pkg);
 const files = readdirSync(shared).filter((f) => f.endsWith('.jsonl.gz'));
 const gz = files.map((f) => ({ name: f, data: readFileSync(join(shared, f)) }));
 

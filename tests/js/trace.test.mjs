@@ -7,22 +7,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { loadReplayEntry } from './replay-entry.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const pkg = join(root, 'pkg');
 const fixtures = join(root, 'trace/tests/fixtures');
 const shared = join(root, '../shared/trajectories');
 
-/** The package's `doom-loop-wasm/replay` entry, as Node's ESM loader resolves it. */
-async function loadApi() {
-  const manifest = JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8'));
-  let entry = manifest.exports['./replay'];
-  while (typeof entry !== 'string') entry = entry.node ?? entry.import ?? entry.default;
-  return import(pathToFileURL(join(pkg, entry)));
-}
 
-const api = await loadApi();
+const api = await loadReplayEntry(pkg);
 const { importTranscript, replayTranscript, evaluateTranscripts } = api;
 
 const formats = {
