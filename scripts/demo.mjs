@@ -1,14 +1,18 @@
 #!/usr/bin/env node
-// Demo: the billing agent (its only tool always times out, and the model
-// retries the identical call forever) run through the real
-// @openrouter/agent@0.8.0 callModel against the local scripted Responses
-// server — once as is, once wrapped with withDoomLoop — and a side-by-side
-// summary. Needs the built package: `bash scripts/build-pkg.sh` first.
+// Demo, through the real @openrouter/agent@0.8.0 callModel against the local
+// scripted Responses server:
+// 1. the billing agent (its only tool always times out, and the model
+//    retries the identical call forever) — once as is, once wrapped with
+//    withDoomLoop — and a side-by-side summary;
+// 2. an agent that works: it pages through a file with a no-argument
+//    `scroll_down`, each call showing the next page — as is, with the
+//    reference's defaults, and with RECOMMENDED_DOOM_LOOP_OPTION.
+// Needs the built package: `bash scripts/build-pkg.sh` first.
 
 import { OpenRouter, stepCountIs } from '@openrouter/agent';
-import { withDoomLoop } from '../pkg/node.mjs';
+import { RECOMMENDED_DOOM_LOOP_OPTION, withDoomLoop } from '../pkg/node.mjs';
 import { startScriptedServer } from '../tests/e2e/scripted-server.mjs';
-import { billingScenario } from '../tests/e2e/scenarios.mjs';
+import { billingScenario, pagingAgent } from '../tests/e2e/scenarios.mjs';
 
 const STEP_LIMIT = 40;
 
@@ -72,3 +76,39 @@ for (const [label, a, b] of rows) console.log(line(label, fmt(a), fmt(b)));
 const saved = 1 - guarded.inputTokens / plain.inputTokens;
 console.log(`\nInput tokens saved: ${(saved * 100).toFixed(1)}%.`);
 console.log(`Final answer, without / with: "${plain.text}" / "${guarded.text}"`);
+
+/** The paging agent under `doomLoop` (undefined: no detection). */
+async function runPaging(doomLoop) {
+  const agent = pagingAgent();
+  const srv = await startScriptedServer(agent.model);
+  const client = new OpenRouter({ apiKey: 'demo-key', serverURL: srv.url });
+  const request = { model: 'openai/gpt-4o-mini', input: agent.input, tools: agent.tools, stopWhen: stepCountIs(STEP_LIMIT) };
+  const input = doomLoop === undefined ? request : withDoomLoop(request, { doomLoop });
+  try {
+    await client.callModel(input).getText();
+    const calls = srv.responses.flatMap((r) => r.output.filter((item) => item.type === 'function_call')).length;
+    const verdicts = doomLoop === undefined ? [] : input.getDoomLoopVerdicts();
+    const strongest = ['stop', 'block', 'observe'].find((a) => verdicts.some((v) => v.action === a)) ?? 'none';
+    const ended = (doomLoop === undefined ? null : input.getDoomLoopEndReason()) ?? 'complete';
+    return [calls, agent.executions.length, calls - agent.executions.length, strongest, ended];
+  } finally {
+    await srv.close();
+  }
+}
+
+const paging = [await runPaging(undefined), await runPaging(true), await runPaging(RECOMMENDED_DOOM_LOOP_OPTION)];
+const pagingRows = [
+  ['scroll_down calls issued', 0],
+  ['  executed (a new page each)', 1],
+  ['  refused with the verdict text', 2],
+  ['strongest verdict', 3],
+  ['how the run ended', 4],
+];
+const heads = ['without detection', 'doomLoop: true', 'RECOMMENDED'];
+const pw = pagingRows.reduce((w, [label]) => Math.max(w, label.length), 0);
+const cw = heads.map((h, i) => Math.max(h.length, ...pagingRows.map(([, k]) => fmt(paging[i][k]).length)));
+const pline = (label, cells) => [label.padEnd(pw), ...cells.map((c, i) => c.padStart(cw[i]))].join('  ');
+console.log('\nPaging agent: reads a file with a no-argument scroll_down, a new page every call (progress).');
+console.log(pline('', heads));
+console.log(pline('-'.repeat(pw), cw.map((w) => '-'.repeat(w))));
+for (const [label, k] of pagingRows) console.log(pline(label, paging.map((r) => fmt(r[k]))));

@@ -14,6 +14,7 @@ import { OpenRouter, stepCountIs, tool } from '@openrouter/agent';
 import { z } from 'zod';
 import { RECOMMENDED_DOOM_LOOP_OPTION, replayTranscript, withDoomLoop } from '../../pkg/node.mjs';
 import { functionCall, inputText, startScriptedServer, text } from './scripted-server.mjs';
+import { pagingAgent } from './scenarios.mjs';
 
 const MODEL = 'openai/gpt-4o-mini';
 
@@ -33,23 +34,6 @@ async function runCallModel({ script, request, doomLoop }) {
 
 const verdictsOf = (input) => input.getDoomLoopVerdicts().map((v) => `${v.detector}:${v.action}@${v.streak}`);
 const interventions = (input) => verdictsOf(input).filter((v) => /:(block|stop)@/.test(v));
-
-/** A reader paging through a file with a no-argument tool: each page is new. */
-function pagingAgent() {
-  const executions = [];
-  const scrollDown = tool({
-    name: 'scroll_down',
-    inputSchema: z.object({}),
-    execute: async () => {
-      executions.push('scroll_down');
-      const page = executions.length;
-      return { lines: `${page * 100 - 99}-${page * 100} of billing.py`, text: `def part_${page}(): ...` };
-    },
-  });
-  const model = (body, i) =>
-    body.tool_choice === 'none' || i >= 10 ? text('Found the bug in part 10.') : functionCall('scroll_down', {});
-  return { executions, tools: [scrollDown], model, input: 'Find the bug in billing.py.' };
-}
 
 /** An editor tool and a test tool: the identical run_tests({}) after every edit, failures going down. */
 function editThenTestAgent() {

@@ -86,3 +86,20 @@ export function flakyDeployScenario() {
       : functionCall('deploy', { version: `v2.4.${i}` });
   return { tools: [deploy], model, executions, input: 'Ship release 2.4 to production.' };
 }
+
+/** A reader paging through a file with a no-argument tool: each page is new. */
+export function pagingAgent() {
+  const executions = [];
+  const scrollDown = tool({
+    name: 'scroll_down',
+    inputSchema: z.object({}),
+    execute: async () => {
+      executions.push('scroll_down');
+      const page = executions.length;
+      return { lines: `${page * 100 - 99}-${page * 100} of billing.py`, text: `def part_${page}(): ...` };
+    },
+  });
+  const model = (body, i) =>
+    body.tool_choice === 'none' || i >= 10 ? text('Found the bug in part 10.') : functionCall('scroll_down', {});
+  return { executions, tools: [scrollDown], model, input: 'Find the bug in billing.py.' };
+}
