@@ -21,6 +21,7 @@ import {
   BILLING_GIVE_UP_TEXT,
   BILLING_INVOICE_ID,
   billingScenario,
+  editThenTestAgent,
   flakyDeployScenario,
   invoiceStatusScenario,
 } from './scenarios.mjs';
@@ -619,33 +620,7 @@ describe('(5)-(7) legitimate repetition stays silent with all four detectors on'
   });
 
   test('(7, limit) edit_file + run_tests as two tools: the reference blocks the 3rd identical run_tests; a constant edit ack feeds the ledger', async () => {
-    function twoTools() {
-      const executions = [];
-      const failing = [3, 2, 1, 0];
-      let runs = 0;
-      const editFile = tool({
-        name: 'edit_file',
-        inputSchema: z.object({ path: z.string(), patch: z.string() }),
-        execute: async ({ patch }) => {
-          executions.push(patch);
-          return { ok: true };
-        },
-      });
-      const runTests = tool({
-        name: 'run_tests',
-        inputSchema: z.object({}),
-        execute: async () => {
-          executions.push('run_tests');
-          const n = failing[runs++];
-          return { passing: 10 - n, failing: n };
-        },
-      });
-      const model = (body, i) => {
-        if (body.tool_choice === 'none' || inputText(body).includes('"failing":0')) return text('All tests pass.');
-        return i % 2 === 0 ? functionCall('edit_file', { path: 'src/billing.ts', patch: `fix ${i / 2 + 1}` }) : functionCall('run_tests', {});
-      };
-      return { executions, tools: [editFile, runTests], model };
-    }
+    const twoTools = () => editThenTestAgent([3, 2, 1, 0]);
     const request = (a) => ({ input: 'Make the test suite pass.', tools: a.tools, stopWhen: stepCountIs(40) });
     const ref = twoTools();
     const reference = await runCallModel({ script: ref.model, request: request(ref), adapter: { doomLoop: true } });

@@ -14,7 +14,7 @@ import { OpenRouter, stepCountIs, tool } from '@openrouter/agent';
 import { z } from 'zod';
 import { RECOMMENDED_DOOM_LOOP_OPTION, replayTranscript, withDoomLoop } from '../../pkg/node.mjs';
 import { functionCall, inputText, startScriptedServer, text } from './scripted-server.mjs';
-import { pagingAgent } from './scenarios.mjs';
+import { editThenTestAgent, pagingAgent } from './scenarios.mjs';
 
 const MODEL = 'openai/gpt-4o-mini';
 
@@ -34,37 +34,6 @@ async function runCallModel({ script, request, doomLoop }) {
 
 const verdictsOf = (input) => input.getDoomLoopVerdicts().map((v) => `${v.detector}:${v.action}@${v.streak}`);
 const interventions = (input) => verdictsOf(input).filter((v) => /:(block|stop)@/.test(v));
-
-/** An editor tool and a test tool: the identical run_tests({}) after every edit, failures going down. */
-function editThenTestAgent() {
-  const executions = [];
-  const failing = [5, 4, 3, 2, 1, 0];
-  let runs = 0;
-  const editFile = tool({
-    name: 'edit_file',
-    inputSchema: z.object({ path: z.string(), patch: z.string() }),
-    execute: async ({ patch }) => {
-      executions.push(patch);
-      return { ok: true };
-    },
-  });
-  const runTests = tool({
-    name: 'run_tests',
-    inputSchema: z.object({}),
-    execute: async () => {
-      executions.push('run_tests');
-      const n = failing[runs++];
-      return { passing: 10 - n, failing: n };
-    },
-  });
-  const model = (body, i) => {
-    if (body.tool_choice === 'none' || inputText(body).includes('"failing":0')) return text('All tests pass.');
-    return i % 2 === 0
-      ? functionCall('edit_file', { path: 'src/billing.ts', patch: `fix ${i / 2 + 1}` })
-      : functionCall('run_tests', {});
-  };
-  return { executions, tools: [editFile, runTests], model, input: 'Make the test suite pass.' };
-}
 
 /** The same lookup with the same answer, forever. */
 function sameOutputAgent() {

@@ -4,7 +4,7 @@
 
 import { tool } from '@openrouter/agent';
 import { z } from 'zod';
-import { functionCall, text } from './scripted-server.mjs';
+import { functionCall, inputText, text } from './scripted-server.mjs';
 
 export const BILLING_INVOICE_ID = 'INV-2291';
 export const BILLING_TIMEOUT_MESSAGE = `Billing service timed out after 30000ms while fetching invoice ${BILLING_INVOICE_ID}`;
@@ -102,4 +102,37 @@ export function pagingAgent() {
   const model = (body, i) =>
     body.tool_choice === 'none' || i >= 10 ? text('Found the bug in part 10.') : functionCall('scroll_down', {});
   return { executions, tools: [scrollDown], model, input: 'Find the bug in billing.py.' };
+}
+
+/**
+ * An editor tool and a test tool: the identical run_tests({}) after every
+ * edit, the failures going down through `failing` until the suite passes.
+ */
+export function editThenTestAgent(failing = [5, 4, 3, 2, 1, 0]) {
+  const executions = [];
+  let runs = 0;
+  const editFile = tool({
+    name: 'edit_file',
+    inputSchema: z.object({ path: z.string(), patch: z.string() }),
+    execute: async ({ patch }) => {
+      executions.push(patch);
+      return { ok: true };
+    },
+  });
+  const runTests = tool({
+    name: 'run_tests',
+    inputSchema: z.object({}),
+    execute: async () => {
+      executions.push('run_tests');
+      const n = failing[runs++];
+      return { passing: 10 - n, failing: n };
+    },
+  });
+  const model = (body, i) => {
+    if (body.tool_choice === 'none' || inputText(body).includes('"failing":0')) return text('All tests pass.');
+    return i % 2 === 0
+      ? functionCall('edit_file', { path: 'src/billing.ts', patch: `fix ${i / 2 + 1}` })
+      : functionCall('run_tests', {});
+  };
+  return { executions, tools: [editFile, runTests], model, input: 'Make the test suite pass.' };
 }
