@@ -33,6 +33,7 @@ demo: build
 test: test-tools build test-rust clippy
 	@$(MAKE) --no-print-directory conformance CORPUS="vectors/upstream-vectors.json vectors/reference"
 	@$(MAKE) --no-print-directory test-js
+	@$(MAKE) --no-print-directory differential
 	@$(MAKE) --no-print-directory test-types
 	@$(MAKE) --no-print-directory test-docs
 	@$(MAKE) --no-print-directory test-runtimes
@@ -42,7 +43,6 @@ test: test-tools build test-rust clippy
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-15}
 	@$(MAKE) --no-print-directory test-features
 	@$(MAKE) --no-print-directory package-test
-	@$(MAKE) --no-print-directory differential
 
 test-rust:
 	$(CARGO) test --workspace --quiet
