@@ -15,7 +15,14 @@ fn naive_js_number(n: f64) -> String {
     if n == 0.0 {
         return "0".into();
     }
-    let sci = format!("{:e}", n.abs());
+    let mut sci = format!("{:e}", n.abs());
+    if sci.split_once('e').unwrap().0.len() == 18 {
+        // 17 significant digits: ECMAScript takes, of the 17-digit strings
+        // that round-trip, the one closest to the exact value — the exact
+        // value rounded to 17 digits — where Rust's shortest form may end
+        // one unit off (-1893708373182069.3 vs JS's …069.2).
+        sci = format!("{:.16e}", n.abs());
+    }
     let (mantissa, exp) = sci.split_once('e').unwrap();
     let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
     let k = digits.len() as i32;
@@ -367,4 +374,15 @@ fn naive_number_formatter_agrees_on_known_values() {
     for (n, s) in [(1e21, "1e+21"), (1e20, "100000000000000000000"), (5e-324, "5e-324"), (1e-7, "1e-7"), (1.5e-6, "0.0000015"), (-2.5, "-2.5")] {
         assert_eq!(naive_js_number(n), s);
     }
+}
+
+/// Regression (found by `canonical_matches_the_naive_reference` in a fresh
+/// packaged-crate run): with 17 significant digits, Rust's shortest form can
+/// end one unit away from ECMAScript's choice; the oracle was wrong, the
+/// crate agrees with `String(-1893708373182069.3)` in Node.
+#[test]
+fn seventeen_digit_numbers_print_as_ecmascript_chooses() {
+    let n = -1893708373182069.3_f64;
+    assert_eq!(naive_js_number(n), "-1893708373182069.2");
+    assert_eq!(canonicalize(&Value::Number(n)).unwrap(), "-1893708373182069.2");
 }
