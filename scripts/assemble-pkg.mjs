@@ -62,15 +62,15 @@ function commonJs(files, names) {
 }
 
 // The ESM shim, as it is.
-const detectorShim = closure(['api.js', 'adapter.js']);
+const detectorShim = closure(['api.js', 'session.js', 'adapter.js']);
 const toolingShim = closure(['replay.js']);
 for (const file of new Set([...detectorShim, ...toolingShim])) copyFileSync(js(file), join(out, file));
 
 // What each entry exports (every entry adds `init`); the CommonJS modules
 // also hand their entry what it installs with, which the entry keeps.
-const mainNames = [...new Set([...exportsOf('api.js'), ...exportsOf('adapter.js'), 'replayTranscript', 'init'])];
+const mainNames = [...new Set([...exportsOf('api.js'), ...exportsOf('session.js'), ...exportsOf('adapter.js'), 'replayTranscript', 'init'])];
 const replayNames = [...new Set([...exportsOf('replay.js'), 'init'])];
-writeFileSync(join(out, 'api.cjs'), commonJs(detectorShim, [...exportsOf('api.js'), ...exportsOf('adapter.js'), 'install']));
+writeFileSync(join(out, 'api.cjs'), commonJs(detectorShim, [...exportsOf('api.js'), ...exportsOf('session.js'), ...exportsOf('adapter.js'), 'install']));
 writeFileSync(join(out, 'replay.cjs'), commonJs(toolingShim, [...exportsOf('replay.js'), 'installTooling']));
 
 const entries = ['node.cjs', 'browser.mjs', 'workerd.mjs', 'inline.mjs', 'replay-node.cjs', 'replay-browser.mjs', 'replay-workerd.mjs'];

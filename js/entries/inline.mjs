@@ -20,6 +20,7 @@ glue.initSync({ module: decode(base64) });
 install(glue);
 
 export * from './api.js';
+export { DoomLoopSession } from './session.js';
 export * from './adapter.js';
 // Works once `doom-loop-wasm/replay` is initialised; a clear error otherwise.
 export { replayFromMainEntry as replayTranscript } from './tooling.js';

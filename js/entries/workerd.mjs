@@ -9,6 +9,7 @@ glue.initSync({ module: wasmModule });
 install(glue);
 
 export * from './api.js';
+export { DoomLoopSession } from './session.js';
 export * from './adapter.js';
 // Works once `doom-loop-wasm/replay` is imported; a clear error otherwise.
 export { replayFromMainEntry as replayTranscript } from './tooling.js';

@@ -687,6 +687,12 @@ impl Session {
         self.decisions.get(id)
     }
 
+    /// The tool of a call that ran and awaits its result; `None` once
+    /// answered (or refused, or of an earlier round).
+    pub fn pending_tool(&self, id: &JsString) -> Option<&JsString> {
+        self.inflight.get(id).map(|call| &call.tool_name)
+    }
+
     /// Steer guidance waiting for the next request.
     pub fn pending_guidance(&self) -> &[JsString] {
         &self.steer

@@ -237,6 +237,18 @@ impl Session {
         Ok(self.inner.decision(&id).map_or_else(|| "null".to_string(), |d| d.to_json()))
     }
 
+    /// The tool of a call awaiting its result (id as a JSON string), as a
+    /// JSON string, or `undefined`.
+    #[wasm_bindgen(js_name = pendingTool)]
+    pub fn pending_tool(&self, id: &str) -> Result<Option<String>> {
+        let id: JsString = lowered_string(id)?;
+        Ok(self.inner.pending_tool(&id).map(|name| {
+            let mut out = String::new();
+            write_json_string(name, &mut out);
+            out
+        }))
+    }
+
     /// The current round number.
     pub fn round(&self) -> f64 {
         self.inner.round() as f64
