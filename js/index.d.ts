@@ -1168,6 +1168,10 @@ export declare class DoomLoopSession {
   onUserTurn(): void;
   /** Re-arms the halt of the restored state (a resume that only answers pending approvals). */
   resumeHalt(): void;
+  /** Resumes a persisted state in place (a host that loads it after building the session); fails open like `options.state`. */
+  restore(state: unknown): void;
+  /** What the model reads for a call not executed because the run is halted; `null` when it is not. */
+  haltText(): string | null;
   /** Would these calls, as the next round, halt the run? The session is unchanged. */
   wouldHalt(calls: DoomLoopSessionCall[]): boolean;
   /** The queued steer guidance (joined by newlines), consumed; `null` when none. */

@@ -379,6 +379,30 @@ export class DoomLoopSession {
     if (this.#live()) this.#guard(() => this.#inner.onUserTurn(), undefined);
   }
 
+  /**
+   * Resumes a persisted state in place (for hosts that load it after the
+   * session is built); fails open like the constructor's `state`.
+   */
+  restore(state) {
+    if (!this.#live()) return;
+    this.#guard(() => {
+      let lowered;
+      try {
+        lowered = lower(state);
+      } catch (error) {
+        console.warn('[DoomLoop] the persisted state could not be read; keeping the current one:', error);
+        return;
+      }
+      parseAnswer(this.#inner.resume(lowered));
+    }, undefined);
+  }
+
+  /** What the model reads for a call not executed because the run is halted; null when it is not. */
+  haltText() {
+    if (!this.#live()) return null;
+    return this.#guard(() => JSON.parse(this.#inner.haltText()), null);
+  }
+
   /** Re-arms the restored state's halt (a resume that only answers approvals). */
   resumeHalt() {
     if (this.#live()) this.#guard(() => this.#inner.resumeHalt(), undefined);

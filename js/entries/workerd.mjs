@@ -10,7 +10,7 @@ install(glue);
 
 export * from './api.js';
 export { DoomLoopSession } from './session.js';
-export * from './adapter.js';
+export * from './adapters/openrouter.js';
 // Works once `doom-loop-wasm/replay` is imported; a clear error otherwise.
 export { replayFromMainEntry as replayTranscript } from './tooling.js';
 export async function init() {}

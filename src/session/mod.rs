@@ -387,14 +387,29 @@ impl Session {
     /// does not.
     pub fn restore(config: ResolvedConfig, options: SessionOptions, state: &Value) -> Session {
         let mut session = Session::new(config, options);
-        let warnings = session.monitor.restore(state);
-        for warning in warnings {
-            session.warn(warning);
-        }
-        if let Value::Object(object) = state {
-            json::restore_extras(&mut session, object);
-        }
+        session.resume(state);
         session
+    }
+
+    /// Replaces this session's run with a persisted state, as
+    /// [`Session::restore`] does (for hosts that load the state after the
+    /// session is built). The config, options and verdict history stay.
+    pub fn resume(&mut self, state: &Value) {
+        for warning in self.monitor.restore(state) {
+            self.warn(warning);
+        }
+        self.round = 0;
+        self.round_state = RoundState::Closed;
+        self.round_decisions.clear();
+        self.decisions.clear();
+        self.inflight.clear();
+        self.stop = None;
+        self.restored_stop = None;
+        self.steer.clear();
+        self.escalation = None;
+        if let Value::Object(object) = state {
+            json::restore_extras(self, object);
+        }
     }
 
     /// The resolved configuration the session runs (rungs the host cannot
@@ -677,6 +692,12 @@ impl Session {
         self.stop.as_ref()
     }
 
+    /// What the model reads for a call not executed because the run is
+    /// halted (`None` when it is not).
+    pub fn halt_text(&self) -> Option<JsString> {
+        self.stop.as_ref().map(|stop| halt_text(Some(stop)))
+    }
+
     /// Every verdict so far, in order.
     pub fn verdicts(&self) -> &[Verdict] {
         &self.verdicts
@@ -765,7 +786,7 @@ impl Session {
                     Ok(LoopKeyResolution::Exempt) => Identity::Skip,
                     Ok(LoopKeyResolution::Key(material)) => with_fallback(material),
                     Ok(LoopKeyResolution::Fallback { key_material, warning }) => {
-                        self.warn(format!("[DoomLoop] {}: {warning}", call.tool_name));
+                        self.warn(format!("[DoomLoop] \"{}\": {warning}", call.tool_name));
                         with_fallback(key_material)
                     }
                     Err(error) => {

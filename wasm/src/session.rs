@@ -186,6 +186,24 @@ impl Session {
         self.inner.on_user_turn();
     }
 
+    /// Resumes a lowered persisted state in place.
+    pub fn resume(&mut self, state: &str) -> Result<String> {
+        let state = lowered(state)?;
+        self.inner.resume(&state);
+        Ok(self.answer("null"))
+    }
+
+    /// The text of a call not executed because the run is halted (a JSON string), or null.
+    #[wasm_bindgen(js_name = haltText)]
+    pub fn halt_text(&self) -> String {
+        let mut out = String::new();
+        match self.inner.halt_text() {
+            Some(text) => write_json_string(&text, &mut out),
+            None => out.push_str("null"),
+        }
+        out
+    }
+
     /// Re-arms a restored halt.
     #[wasm_bindgen(js_name = resumeHalt)]
     pub fn resume_halt(&mut self) {
