@@ -500,17 +500,14 @@ impl Session {
 
     /// One call the host could not see with its response (it learns of
     /// calls one at a time): recorded into the current round, undeclared,
-    /// opening a new round when none is open ([`Session::end_round`]).
+    /// opening a new round when none is open ([`Session::end_round`]). In
+    /// a sealed round ([`Session::seal_round`], or a response that came
+    /// after the halt) it is refused with the halt text, unrecorded; a halt
+    /// alone does not refuse it (a call the user approved after the halt
+    /// runs: check [`Session::halt`] to stop asking).
     pub fn on_call(&mut self, call: Call) -> Decision {
         match self.round_state {
             RoundState::Sealed => {
-                let decision = self.sealed_decision(call);
-                self.decisions.insert(decision.id.clone(), decision.clone());
-                return decision;
-            }
-            RoundState::Closed if self.stop.is_some() => {
-                self.round_state = RoundState::Sealed;
-                self.decisions.clear();
                 let decision = self.sealed_decision(call);
                 self.decisions.insert(decision.id.clone(), decision.clone());
                 return decision;
@@ -522,12 +519,27 @@ impl Session {
         self.evaluate(call, identity)
     }
 
+    /// Opens a new, empty round now (a host whose calls arrive one by one
+    /// and whose round starts before the first of them): later
+    /// [`Session::on_call`]s and [`Session::on_server_tool`]s record into it.
+    pub fn begin_round(&mut self) {
+        self.open_round();
+    }
+
+    /// The run is halted and the calls about to run must not: every call of
+    /// this round is refused with the halt text until the next round. No-op
+    /// when the run is not halted.
+    pub fn seal_round(&mut self) {
+        if self.stop.is_some() {
+            self.round_state = RoundState::Sealed;
+            self.decisions.clear();
+        }
+    }
+
     /// Closes the current round: the next [`Session::on_call`] opens a new
     /// one. ([`Session::on_response`] always opens a new round.)
     pub fn end_round(&mut self) {
-        if self.round_state != RoundState::Sealed || self.stop.is_none() {
-            self.round_state = RoundState::Closed;
-        }
+        self.round_state = RoundState::Closed;
     }
 
     /// A model response's text alone (e.g. when its calls are recorded
