@@ -1101,7 +1101,7 @@ export interface DoomLoopDecision {
 
 /** What {@link DoomLoopSession.onResponse} returns. */
 export interface DoomLoopRound {
-  /** The round the calls were recorded in (`0`: none opened — no calls, or the run is halted). */
+  /** The round the calls were recorded in (every response opens one, calls or not; `0` when the run is halted). */
   round: number;
   /** The verdict on the response's text, if any. */
   textVerdict: DoomLoopVerdict | null;
