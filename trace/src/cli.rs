@@ -194,6 +194,39 @@ pub fn eval_finish(evaluation: &Evaluation, json: bool, fail_on: Option<Action>)
     }
 }
 
+/// `doomloop eval --sessions`: one line per session that reached a block
+/// or a stop under some option, worst first, with what a stop would have
+/// saved there.
+pub fn sessions_text(evaluation: &Evaluation) -> String {
+    let labels: Vec<&str> = evaluation.options().iter().map(|o| o.label.as_str()).collect();
+    let mut rows: Vec<(u8, String)> = Vec::new();
+    for session in evaluation.sessions() {
+        let mut worst = 0;
+        let mut cells = Vec::new();
+        for (label, track) in labels.iter().zip(&session.tracks) {
+            let stopped = track.rungs.contains('S') || (track.saved_calls > 0);
+            let blocked = track.rungs.contains('b');
+            worst = worst.max(if stopped { 2 } else { u8::from(blocked) });
+            let cell = match (&track.first, stopped) {
+                (Some((round, _)), true) => {
+                    let tokens = track.saved_tokens.map_or(String::new(), |t| format!(", {} tokens", doom_loop::json::js_number(t)));
+                    format!("{label}: stop (first block or stop at round {round}; {} calls{tokens} saved)", track.saved_calls)
+                }
+                (Some((round, _)), false) => format!("{label}: block at round {round}"),
+                _ => format!("{label}: -"),
+            };
+            cells.push(cell);
+        }
+        if worst > 0 {
+            rows.push((worst, format!("  {} {}: {}\n", session.source, session.id, cells.join("; "))));
+        }
+    }
+    rows.sort_by(|a, b| b.0.cmp(&a.0));
+    let mut out = format!("sessions with a block or stop: {} of {}\n", rows.len(), evaluation.sessions().len());
+    rows.into_iter().for_each(|(_, row)| out.push_str(&row));
+    out
+}
+
 /// The first verdict at or above `rung`, as the `--fail-on` message.
 pub fn reached(timeline: &Timeline, rung: Action) -> Option<String> {
     timeline.rounds.iter().find_map(|round| {

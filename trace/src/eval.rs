@@ -28,11 +28,12 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use doom_loop::error::Result;
-use doom_loop::json::{to_json, write_json_string, Value};
+use doom_loop::json::{js_number, to_json, write_json_string, Value};
 use doom_loop::ladder::Action;
 use doom_loop::monitor::Verdict;
 use doom_loop::JsString;
 
+use crate::html::{self, SessionRow};
 use crate::import::{import_path, ImportedRun};
 use crate::replay::{replay, Timeline, Transcript};
 
@@ -142,6 +143,10 @@ pub struct RunOutcome {
     pub refused: usize,
     /// Calls of the trace after the stopping call.
     pub saved: usize,
+    /// Model tokens the trace records (`None`: it records none).
+    pub tokens: Option<f64>,
+    /// Of those, the tokens of the turns after the stopping one.
+    pub saved_tokens: Option<f64>,
     /// The first `block` or `stop`.
     pub first: Option<Intervention>,
     /// The class of the stopping verdict, for a stopped run.
@@ -180,6 +185,10 @@ pub struct Metrics {
     pub refused: usize,
     /// Calls saved by a stop.
     pub saved: usize,
+    /// Model tokens in the traces that record usage.
+    pub tokens: f64,
+    /// Tokens of the turns after a stop, in those traces.
+    pub saved_tokens: f64,
     /// Runs by the class of their first intervention.
     pub first: Split,
     /// The same, successful runs only.
@@ -210,6 +219,8 @@ impl Metrics {
         self.calls += outcome.calls;
         self.refused += outcome.refused;
         self.saved += outcome.saved;
+        self.tokens += outcome.tokens.unwrap_or(0.0);
+        self.saved_tokens += outcome.saved_tokens.unwrap_or(0.0);
         if let Some(first) = &outcome.first {
             self.first.add(first.class);
             if ok {
@@ -236,6 +247,8 @@ impl Metrics {
         self.calls += other.calls;
         self.refused += other.refused;
         self.saved += other.saved;
+        self.tokens += other.tokens;
+        self.saved_tokens += other.saved_tokens;
         self.first.merge(&other.first);
         self.first_resolved.merge(&other.first_resolved);
         self.stops.merge(&other.stops);
@@ -263,6 +276,8 @@ pub struct Evaluation {
     /// Per source, in first-seen order: metrics per option.
     sources: Vec<(String, Vec<Metrics>)>,
     failures: Vec<Failure>,
+    /// Per-session tracks, kept only when asked for (`--html`).
+    sessions: Option<Vec<SessionRow>>,
 }
 
 impl Evaluation {
@@ -277,7 +292,21 @@ impl Evaluation {
             options,
             sources: Vec::new(),
             failures: Vec::new(),
+            sessions: None,
         }
+    }
+
+    /// Also keeps, per run, the rung each call reached under each option
+    /// (what `doomloop eval --html` draws). Off by default: a folder of
+    /// runs then costs only its counts.
+    pub fn keep_sessions(mut self) -> Self {
+        self.sessions = Some(Vec::new());
+        self
+    }
+
+    /// The sessions kept by [`Evaluation::keep_sessions`] (empty otherwise).
+    pub fn sessions(&self) -> &[SessionRow] {
+        self.sessions.as_deref().unwrap_or_default()
     }
 
     /// The options being evaluated.
@@ -314,9 +343,23 @@ impl Evaluation {
                 return;
             }
         };
+        let mut row = self.sessions.is_some().then(|| SessionRow {
+            source: source.to_string(),
+            id: id.to_string(),
+            resolved,
+            tracks: Vec::new(),
+        });
+        let round_calls: Vec<usize> = transcript.rounds.iter().map(|r| r.calls.len()).collect();
+        let round_tokens: Vec<Option<f64>> = transcript.rounds.iter().map(|r| r.tokens).collect();
         for index in 0..self.options.len() {
             transcript.option = self.options[index].option.clone();
-            match evaluate_run(&transcript) {
+            let replayed = replay(&transcript).map(|timeline| {
+                if let Some(row) = row.as_mut() {
+                    row.tracks.push(html::track(&timeline, &round_calls, &round_tokens));
+                }
+                measure(&transcript, &timeline)
+            });
+            match replayed {
                 Ok(outcome) => self.source_metrics(source)[index].add(&outcome, resolved),
                 Err(error) => {
                     self.source_metrics(source)[index].failed += 1;
@@ -328,6 +371,9 @@ impl Evaluation {
                     });
                 }
             }
+        }
+        if let (Some(sessions), Some(row)) = (self.sessions.as_mut(), row) {
+            sessions.push(row);
         }
     }
 
@@ -415,8 +461,10 @@ fn is_intervention(verdict: &Verdict) -> bool {
 
 /// The counts of one replayed run (see the module docs).
 pub fn measure(transcript: &Transcript, timeline: &Timeline) -> RunOutcome {
+    let recorded = transcript.rounds.iter().any(|r| r.tokens.is_some());
     let mut outcome = RunOutcome {
         calls: transcript.rounds.iter().map(|r| r.calls.len()).sum(),
+        tokens: recorded.then(|| transcript.rounds.iter().filter_map(|r| r.tokens).sum()),
         ..RunOutcome::default()
     };
     let mut by_fingerprint: HashMap<&[u8], Vec<Option<&Value>>> = HashMap::new();
@@ -470,6 +518,11 @@ pub fn measure(transcript: &Transcript, timeline: &Timeline) -> RunOutcome {
         calls_before += round.calls.len();
     }
     outcome.stopped = timeline.stop_verdict.is_some();
+    if recorded && outcome.stopped {
+        // The turns after the stopping one would not have been requested.
+        let replayed = timeline.rounds.len();
+        outcome.saved_tokens = Some(transcript.rounds.iter().skip(replayed).filter_map(|r| r.tokens).sum());
+    }
     outcome
 }
 
@@ -569,6 +622,15 @@ impl Report {
                 out.push_str(line.join("  ").trim_end());
                 out.push('\n');
             }
+            if option.total.tokens > 0.0 {
+                let m = &option.total;
+                out.push_str(&format!(
+                    "tokens (where the logs record usage): {} recorded, {} after a stop ({:.1}%)\n",
+                    js_number(m.tokens),
+                    js_number(m.saved_tokens),
+                    100.0 * m.saved_tokens / m.tokens
+                ));
+            }
             out.push('\n');
         }
         out.push_str(
@@ -662,7 +724,7 @@ fn metrics_json(m: &Metrics, out: &mut String) {
     out.push_str(&format!(
         "{{\"runs\":{},\"failed\":{},\"labelled\":{},\"resolved\":{},\"observed\":{},\"blocked\":{},\"stopped\":{},\
 \"intervened\":{},\"resolvedObserved\":{},\"resolvedBlocked\":{},\"resolvedStopped\":{},\"calls\":{},\"refused\":{},\
-\"saved\":{},\"refusedPercent\":{},\"savedPercent\":{},\"firstIntervention\":{},\"firstInterventionResolved\":{},\"stops\":{},\"caughtUnchanged\":{}}}",
+\"saved\":{},\"tokens\":{},\"savedTokens\":{},\"refusedPercent\":{},\"savedPercent\":{},\"firstIntervention\":{},\"firstInterventionResolved\":{},\"stops\":{},\"caughtUnchanged\":{}}}",
         m.runs,
         m.failed,
         m.labelled,
@@ -677,6 +739,8 @@ fn metrics_json(m: &Metrics, out: &mut String) {
         m.calls,
         m.refused,
         m.saved,
+        doom_loop::json::js_number(m.tokens),
+        doom_loop::json::js_number(m.saved_tokens),
         doom_loop::json::js_number(percent_number(m.refused, m.calls)),
         doom_loop::json::js_number(percent_number(m.saved, m.calls)),
         split_json(&m.first),

@@ -11,5 +11,7 @@
 
 pub mod cli;
 pub mod eval;
+pub mod html;
 pub mod import;
 pub mod replay;
+pub mod transcript;

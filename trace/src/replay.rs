@@ -47,6 +47,9 @@ pub struct TranscriptRound {
     pub text: Option<JsString>,
     /// Tool calls, in order.
     pub calls: Vec<TranscriptCall>,
+    /// Model tokens this turn cost (input + output, cache included), where
+    /// the log records usage; what a stop before it would have saved.
+    pub tokens: Option<f64>,
 }
 
 /// A transcript ready to replay.

@@ -107,6 +107,12 @@ enum Command {
         /// Exit 1 when any run reaches this rung (or a stronger one) under any option
         #[arg(long, value_enum, value_name = "RUNG")]
         fail_on: Option<FailOn>,
+        /// Also list every session that reached a block or stop, with the calls (and tokens) a stop would have saved
+        #[arg(long)]
+        sessions: bool,
+        /// Write a self-contained HTML page (totals, and a timeline per session coloured by rung) to FILE
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
 }
 
@@ -239,17 +245,29 @@ fn run(command: Command, out: &mut impl Write) -> Outcome {
             compare,
             json,
             fail_on,
+            sessions,
+            html,
         } => {
             let options = cli::eval_options(&options, recommended, compare).map_err(Failure::Input)?;
             let runs = import_all(&paths)?;
             let mut evaluation = Evaluation::new(options);
+            if sessions || html.is_some() {
+                evaluation = evaluation.keep_sessions();
+            }
             let mut progress = Progress::new(runs.len());
             for (done, run) in runs.into_iter().enumerate() {
                 evaluation.add_imported(run);
                 progress.show(done + 1);
             }
             progress.clear();
-            let run = cli::eval_finish(&evaluation, json, fail_on.map(FailOn::action));
+            let mut run = cli::eval_finish(&evaluation, json, fail_on.map(FailOn::action));
+            if sessions && !json {
+                run.stdout.push_str(&cli::sessions_text(&evaluation));
+            }
+            if let Some(file) = html {
+                let page = doom_loop_trace::html::render(&evaluation.report(), evaluation.sessions());
+                std::fs::write(&file, page).map_err(|e| Failure::Input(format!("{}: {e}", file.display())))?;
+            }
             finish(&run.stdout, &run.warnings, run.finding, out)
         }
     }

@@ -14,7 +14,7 @@ use doom_loop::error::{Error, ErrorKind, Result};
 use doom_loop::json::{js_number, parse, Value};
 
 use super::{get, import_detected, invalid, run_list, string_field, Format};
-use crate::replay::Transcript;
+use crate::transcript::Transcript;
 
 /// Decompressed input larger than this is refused (a gzip bomb guard).
 pub const MAX_DECOMPRESSED_BYTES: u64 = 1 << 30;
@@ -115,16 +115,24 @@ fn failed(place: String, name: &str, error: Error) -> ImportedRun {
 /// Is this parsed line a whole run (rather than one message of a run)?
 fn is_run(line: &Value) -> bool {
     matches!(line, Value::Array(_))
-        || ["rounds", "trajectory", "traj", "contents", "input", "output"]
+        || ["rounds", "trajectory", "traj", "contents", "input", "output", "history"]
             .iter()
             .any(|k| matches!(get(line, k), Some(Value::Array(_))))
         || (matches!(get(line, "messages"), Some(Value::Array(_))) && get(line, "role").is_none())
 }
 
+/// pi `--mode json` events that repeat a message another event carries.
+const PI_REPEATS: &[&str] = &["message_start", "message_update", "turn_end", "agent_end"];
+
 /// The message a log line carries: the line itself, or its `message` (a
 /// Claude Code session log) or `payload` (a Codex rollout) when that holds
 /// a message or item.
 fn line_message(line: Value) -> Option<Value> {
+    // pi's `--mode json` repeats each message while streaming it and again
+    // at the end of the turn and run; only `message_end` is kept.
+    if string_field(&line, &["type"]).is_some_and(|t| PI_REPEATS.iter().any(|r| t == *r)) {
+        return None;
+    }
     let inner = ["message", "payload"].iter().find_map(|k| {
         get(&line, k)
             .filter(|m| get(m, "role").is_some() || get(m, "type").is_some() || get(m, "parts").is_some())
@@ -144,6 +152,39 @@ fn line_message(line: Value) -> Option<Value> {
 /// source of runs that do not name one. Never fails as a whole: a run that
 /// cannot be read is an [`ImportedRun`] holding the error.
 pub fn import_text(text: &str, name: &str) -> Vec<ImportedRun> {
+    let runs = read_text(text, name);
+    no_silent_zero(runs, name)
+}
+
+/// Never a silent zero: a file whose runs all read but hold no tool call
+/// (and are not in the rounds format, where text-only rounds are explicit)
+/// replays to nothing, which would read as "no loop" rather than "not
+/// understood" — it is one error naming the shapes looked for. A file with
+/// some calls keeps its text-only runs (a run may make no call).
+fn no_silent_zero(runs: Vec<ImportedRun>, name: &str) -> Vec<ImportedRun> {
+    let callless = |run: &ImportedRun| {
+        run.format.is_some_and(|f| f != Format::Rounds)
+            && run.transcript.as_ref().is_ok_and(|t| t.rounds.iter().all(|r| r.calls.is_empty()))
+    };
+    if runs.is_empty() || !runs.iter().all(callless) {
+        return runs;
+    }
+    let formats: Vec<&str> = runs.iter().filter_map(|r| r.format.map(Format::name)).collect();
+    let mut kinds = formats.clone();
+    kinds.dedup();
+    vec![failed(
+        name.to_string(),
+        name,
+        invalid(format!(
+            "no tool call of a known shape in {} run(s) read ({}); looked for: {}",
+            runs.len(),
+            kinds.join(", "),
+            super::ACCEPTED_SHAPES
+        )),
+    )]
+}
+
+fn read_text(text: &str, name: &str) -> Vec<ImportedRun> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     match parse(text) {
         Ok(document) => match run_list(&document) {
@@ -155,6 +196,9 @@ pub fn import_text(text: &str, name: &str) -> Vec<ImportedRun> {
             None => vec![run_from(&document, name.to_string(), name)],
         },
         Err(whole) => {
+            if let Some(found) = super::foreign::describe_text(text) {
+                return vec![failed(name.to_string(), name, invalid(found))];
+            }
             let lines: Vec<(usize, &str)> = text
                 .lines()
                 .enumerate()
@@ -183,6 +227,9 @@ fn json_lines(lines: &[(usize, &str)], name: &str) -> Vec<ImportedRun> {
             })
             .collect();
     }
+    if first.as_ref().is_some_and(super::pi::is_session_header) {
+        return pi_session(lines, name);
+    }
     let mut messages = Vec::with_capacity(lines.len());
     for (number, line) in lines {
         match parse(line) {
@@ -196,6 +243,25 @@ fn json_lines(lines: &[(usize, &str)], name: &str) -> Vec<ImportedRun> {
             }
         }
     }
+    vec![run_from(&Value::Array(messages), name.to_string(), name)]
+}
+
+/// A pi session file: its entries, on the branch the session ended on.
+fn pi_session(lines: &[(usize, &str)], name: &str) -> Vec<ImportedRun> {
+    let mut entries = Vec::with_capacity(lines.len());
+    for (number, line) in lines {
+        match parse(line) {
+            Ok(value) => entries.push(value),
+            Err(e) => {
+                return vec![failed(
+                    format!("{name}:{number}"),
+                    name,
+                    Error::new(e.kind(), format!("not valid JSON: {}", e.message())),
+                )]
+            }
+        }
+    }
+    let messages = super::pi::session_messages(&entries);
     vec![run_from(&Value::Array(messages), name.to_string(), name)]
 }
 

@@ -18,13 +18,18 @@ use doom_loop::error::{Error, ErrorKind, Result};
 use doom_loop::js_string::JsString;
 use doom_loop::json::{parse_js, Object, Value};
 
-use crate::replay::{Transcript, TranscriptCall, TranscriptRound};
+use crate::transcript::{Transcript, TranscriptCall, TranscriptRound};
 
 pub mod anthropic;
 pub mod chat;
+pub mod cline;
+mod foreign;
 pub mod gemini;
+pub mod gemini_cli;
 pub mod lines;
 pub mod mini_swe;
+pub mod openhands;
+pub mod pi;
 pub mod responses;
 pub mod rounds;
 pub mod swe_agent;
@@ -48,11 +53,24 @@ pub enum Format {
     SweAgent,
     /// mini-swe-agent trajectories (`messages`, one bash block per turn).
     MiniSweAgent,
+    /// Gemini CLI `--output-format stream-json` events.
+    GeminiCli,
+    /// Gemini CLI saved chats (`chats/session-*.json`).
+    GeminiCliChat,
+    /// OpenHands event lists (and `history` of its `output.jsonl`).
+    OpenHands,
+    /// Cline / Roo Code `ui_messages.json`.
+    ClineUi,
+    /// Cline / Roo Code `api_conversation_history.json`.
+    ClineHistory,
+    /// pi coding-agent sessions and `--mode json` events.
+    Pi,
 }
 
 impl Format {
     /// A short stable name (`rounds`, `openai-chat`, `responses`,
-    /// `anthropic`, `gemini`, `swe-agent`, `mini-swe-agent`).
+    /// `anthropic`, `gemini`, `swe-agent`, `mini-swe-agent`, `gemini-cli`,
+    /// `gemini-cli-chat`, `openhands`, `cline-ui`, `cline-history`, `pi`).
     pub fn name(self) -> &'static str {
         match self {
             Format::Rounds => "rounds",
@@ -62,6 +80,12 @@ impl Format {
             Format::Gemini => "gemini",
             Format::SweAgent => "swe-agent",
             Format::MiniSweAgent => "mini-swe-agent",
+            Format::GeminiCli => "gemini-cli",
+            Format::GeminiCliChat => "gemini-cli-chat",
+            Format::OpenHands => "openhands",
+            Format::ClineUi => "cline-ui",
+            Format::ClineHistory => "cline-history",
+            Format::Pi => "pi",
         }
     }
 }
@@ -69,10 +93,14 @@ impl Format {
 /// What the error for an unrecognised document lists.
 pub const ACCEPTED_SHAPES: &str = "the rounds format {rounds: [{text?, calls: [{toolName, args, result?}]}]}; \
 OpenAI chat messages (assistant `tool_calls` + `role: \"tool\"`); OpenAI Responses items \
-(`function_call` + `function_call_output`); Anthropic Messages (`tool_use` / `tool_result` blocks); \
-Gemini `contents` (`functionCall` / `functionResponse` parts); a SWE-agent .traj (`trajectory[].action`); \
-a mini-swe-agent trajectory (`messages` with one bash block per turn) — bare, or under \
-`messages`/`input`/`output`/`contents`; or JSON Lines of any of these (a message or a run per line)";
+(`function_call` + `function_call_output`; Codex rollouts); Anthropic Messages (`tool_use` / `tool_result` \
+blocks; Claude Code sessions); Gemini `contents` (`functionCall` / `functionResponse` parts); Gemini CLI \
+stream-json events (`tool_use` / `tool_result`) and chat files (`messages[].toolCalls`); OpenHands events \
+(`action` / `observation`, or under `history`); Cline / Roo Code `ui_messages.json` and \
+`api_conversation_history.json`; pi sessions (`toolCall` blocks, `toolResult` messages); a SWE-agent .traj \
+(`trajectory[].action`); a mini-swe-agent trajectory (`messages` with one bash block per turn) — bare, or \
+under `messages`/`input`/`output`/`contents`/`history`; or JSON Lines of any of these (a message or a run \
+per line)";
 
 pub(crate) fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::InvalidArgument, message)
@@ -183,6 +211,22 @@ impl Builder {
         }
     }
 
+    /// Appends a streamed chunk to the current turn's text (no separator).
+    pub fn append_text(&mut self, chunk: JsString) {
+        match &mut self.current.text {
+            Some(existing) => existing.push_js(&chunk),
+            None => self.current.text = Some(chunk),
+        }
+    }
+
+    /// Adds what the current turn cost in model tokens, where the log
+    /// records it.
+    pub fn usage(&mut self, tokens: Option<f64>) {
+        if let Some(tokens) = tokens.filter(|t| t.is_finite() && *t > 0.0) {
+            *self.current.tokens.get_or_insert(0.0) += tokens;
+        }
+    }
+
     /// Adds a call to the current turn; `id` is what its result names.
     pub fn call(&mut self, call: TranscriptCall, id: Option<&JsString>) {
         let slot = (self.rounds.len(), self.current.calls.len());
@@ -262,6 +306,14 @@ pub fn detect(document: &Value) -> Result<Format> {
         if matches!(object.get("trajectory"), Some(Value::Array(_))) {
             return Ok(Format::SweAgent);
         }
+        if let Some(Value::Array(history)) = object.get("history") {
+            if openhands::is_events(history) {
+                return Ok(Format::OpenHands);
+            }
+        }
+        if let Some(found) = foreign::describe_value(document) {
+            return Err(invalid(found));
+        }
         if let Some(Value::Array(contents)) = object.get("contents") {
             return detect_list(contents).or(Ok(Format::Gemini));
         }
@@ -270,6 +322,9 @@ pub fn detect(document: &Value) -> Result<Format> {
             .and_then(Value::as_js_string)
             .is_some_and(|f| f.as_bytes().starts_with(b"mini-swe-agent"));
         if let Some(Value::Array(messages)) = object.get("messages") {
+            if gemini_cli::is_chat(messages) {
+                return Ok(Format::GeminiCliChat);
+            }
             if is_mini && !mentions_tool_calls(messages) {
                 return Ok(Format::MiniSweAgent);
             }
@@ -314,6 +369,27 @@ fn is_type(item: &Value, kinds: &[&str]) -> bool {
 
 /// Which format a message/item list is.
 fn detect_list(items: &[Value]) -> Result<Format> {
+    if openhands::is_events(items) {
+        return Ok(Format::OpenHands);
+    }
+    if cline::is_ui_messages(items) {
+        return Ok(Format::ClineUi);
+    }
+    if gemini_cli::is_stream(items) {
+        return Ok(Format::GeminiCli);
+    }
+    if gemini_cli::is_chat(items) {
+        return Ok(Format::GeminiCliChat);
+    }
+    if pi::is_pi(items) {
+        return Ok(Format::Pi);
+    }
+    if cline::is_history(items) {
+        return Ok(Format::ClineHistory);
+    }
+    if let Some(found) = foreign::describe_value(&Value::Array(items.to_vec())) {
+        return Err(invalid(found));
+    }
     if items.iter().any(|i| get(i, "parts").is_some()) {
         return Ok(Format::Gemini);
     }
@@ -420,11 +496,16 @@ pub fn import_detected(document: &Value) -> Result<(Format, Transcript)> {
         Format::Gemini => gemini::rounds(messages_of(document, &["contents"]))?,
         Format::SweAgent => swe_agent::rounds(document)?,
         Format::MiniSweAgent => mini_swe::rounds(messages_of(document, &["messages"]))?,
+        Format::GeminiCli => gemini_cli::stream_rounds(messages_of(document, &["events"]))?,
+        Format::GeminiCliChat => gemini_cli::chat_rounds(messages_of(document, &["messages"]))?,
+        Format::OpenHands => openhands::rounds(messages_of(document, &["history", "events"]))?,
+        Format::ClineUi => cline::ui_rounds(messages_of(document, &["messages"]))?,
+        Format::ClineHistory => cline::history_rounds(messages_of(document, &["messages"]))?,
+        Format::Pi => pi::rounds(messages_of(document, &["messages"]))?,
     };
     if format != Format::Rounds && rounds.is_empty() {
         return Err(invalid(format!(
-            "read as {} but it has no assistant turn ({})",
-            format.name(),
+            "no assistant turn in it ({}); looked for: {ACCEPTED_SHAPES}",
             describe(document)
         )));
     }
@@ -440,7 +521,7 @@ pub fn import_detected(document: &Value) -> Result<(Format, Transcript)> {
 
 /// Keys a message list may sit under (a list wrapped as `{doomLoop,
 /// messages}` by a caller is read whatever its format).
-const LIST_KEYS: &[&str] = &["messages", "input", "output", "contents"];
+const LIST_KEYS: &[&str] = &["messages", "input", "output", "contents", "history", "events"];
 
 /// The message list of a document: the document itself when it is a list,
 /// the list under one of `keys` (else any of [`LIST_KEYS`]), or a single

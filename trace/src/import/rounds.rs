@@ -1,16 +1,16 @@
 //! The project's own rounds format: `{doomLoop?, loopKeys?, rounds: [{text?,
-//! calls: [{toolName, args, result?, error?}], results?}]}`.
+//! calls: [{toolName, args, result?, error?}], results?, tokens?}]}`.
 //!
 //! A call's `result` is any JSON value and `error: true` marks a failed
 //! call; a round-level `results` array (the shared trajectory layout) gives
 //! the results by position instead. `null` and absent both mean "not
-//! recorded".
+//! recorded". `tokens` is what the turn cost in model tokens.
 
 use doom_loop::error::Result;
 use doom_loop::json::Value;
 
 use super::{at, call_from, get, invalid, string_field};
-use crate::replay::TranscriptRound;
+use crate::transcript::TranscriptRound;
 
 /// The rounds of a rounds-format document.
 ///
@@ -58,5 +58,6 @@ fn round(round: &Value) -> Result<TranscriptRound> {
             .collect::<Result<Vec<_>>>()?,
         Some(_) => return Err(invalid("`calls` is not an array")),
     };
-    Ok(TranscriptRound { text, calls })
+    let tokens = get(round, "tokens").and_then(Value::as_f64).filter(|t| t.is_finite() && *t >= 0.0);
+    Ok(TranscriptRound { text, calls, tokens })
 }

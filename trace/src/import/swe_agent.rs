@@ -13,7 +13,7 @@ use doom_loop::js_string::JsString;
 use doom_loop::json::{Object, Value};
 
 use super::{array, at, invalid, string_field};
-use crate::replay::{TranscriptCall, TranscriptRound};
+use crate::transcript::{TranscriptCall, TranscriptRound};
 
 /// The rounds of a SWE-agent trajectory document.
 ///
@@ -54,5 +54,5 @@ fn step_round(step: &Value) -> Result<TranscriptRound> {
         .filter(|a| !a.is_empty())
         .map(|a| vec![bash_call(JsString::from(a), result)])
         .unwrap_or_default();
-    Ok(TranscriptRound { text, calls })
+    Ok(TranscriptRound { text, calls, ..TranscriptRound::default() })
 }
