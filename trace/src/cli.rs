@@ -221,7 +221,7 @@ pub fn sessions_text(evaluation: &Evaluation) -> String {
             rows.push((worst, format!("  {} {}: {}\n", session.source, session.id, cells.join("; "))));
         }
     }
-    rows.sort_by(|a, b| b.0.cmp(&a.0));
+    rows.sort_by_key(|row| std::cmp::Reverse(row.0));
     let mut out = format!("sessions with a block or stop: {} of {}\n", rows.len(), evaluation.sessions().len());
     rows.into_iter().for_each(|(_, row)| out.push_str(&row));
     out

@@ -33,7 +33,6 @@ use doom_loop::ladder::Action;
 use doom_loop::monitor::Verdict;
 use doom_loop::JsString;
 
-use crate::html::{self, SessionRow};
 use crate::import::{import_path, ImportedRun};
 use crate::replay::{replay, Timeline, Transcript};
 
@@ -355,7 +354,7 @@ impl Evaluation {
             transcript.option = self.options[index].option.clone();
             let replayed = replay(&transcript).map(|timeline| {
                 if let Some(row) = row.as_mut() {
-                    row.tracks.push(html::track(&timeline, &round_calls, &round_tokens));
+                    row.tracks.push(track(&timeline, &round_calls, &round_tokens));
                 }
                 measure(&transcript, &timeline)
             });
@@ -748,4 +747,111 @@ fn metrics_json(m: &Metrics, out: &mut String) {
         split_json(&m.stops),
         m.caught_unchanged,
     ));
+}
+
+/// The per-call rungs of one session under one option.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SessionTrack {
+    /// One character per tool call of the trace, in order: `.` no verdict,
+    /// `o` observe, `s` steer, `e` escalate, `b` block, `S` stop, `x` not
+    /// run (after a stop).
+    pub rungs: String,
+    /// Calls a stop would have saved.
+    pub saved_calls: usize,
+    /// Model tokens of the turns after the stop, where the log records them.
+    pub saved_tokens: Option<f64>,
+    /// The first block or stop: its 1-based round and message.
+    pub first: Option<(usize, String)>,
+}
+
+/// One session of the page: where it came from and its tracks.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SessionRow {
+    /// The run's source (file stem, or its `source` field).
+    pub source: String,
+    /// The run's id or place.
+    pub id: String,
+    /// Success label, where the log has one.
+    pub resolved: Option<bool>,
+    /// One track per evaluated option, in the report's order.
+    pub tracks: Vec<SessionTrack>,
+}
+
+impl SessionRow {
+    /// The strongest rung any of its tracks reached (0 none … 5 stop).
+    pub(crate) fn severity(&self) -> u8 {
+        self.tracks
+            .iter()
+            .flat_map(|t| t.rungs.bytes())
+            .map(|c| match c {
+                b'S' => 5,
+                b'b' => 4,
+                b'e' => 3,
+                b's' => 2,
+                b'o' => 1,
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+fn rung_char(action: Action) -> char {
+    match action {
+        Action::Observe => 'o',
+        Action::Steer => 's',
+        Action::Escalate => 'e',
+        Action::Block => 'b',
+        Action::Stop => 'S',
+    }
+}
+
+/// The track of a replayed run: `round_calls` and `round_tokens` are the
+/// calls and (where recorded) tokens of each of the transcript's rounds.
+/// Calls after a stop are `x`, counted as [`crate::eval`] counts `saved`:
+/// after the stopping call, or from the start of the round whose text
+/// stopped the run.
+pub fn track(timeline: &Timeline, round_calls: &[usize], round_tokens: &[Option<f64>]) -> SessionTrack {
+    let mut rungs = String::new();
+    let mut first = None;
+    let mut stopped_at_round = None;
+    for round in &timeline.rounds {
+        if stopped_at_round.is_some() {
+            break;
+        }
+        if let Some(verdict) = round.text_verdict.as_ref().filter(|v| v.action == Action::Stop) {
+            first.get_or_insert((round.round, verdict.message.to_string()));
+            stopped_at_round = Some(round.round);
+            break;
+        }
+        for call in &round.calls {
+            if stopped_at_round.is_some() {
+                rungs.push('x');
+                continue;
+            }
+            let action = call.verdict.as_ref().map(|v| v.action);
+            rungs.push(action.map_or('.', rung_char));
+            if let Some(verdict) = call.verdict.as_ref().filter(|v| matches!(v.action, Action::Block | Action::Stop)) {
+                first.get_or_insert((round.round, verdict.message.to_string()));
+            }
+            if action == Some(Action::Stop) {
+                stopped_at_round = Some(round.round);
+            }
+        }
+    }
+    let total: usize = round_calls.iter().sum();
+    let run = rungs.chars().filter(|c| *c != 'x').count();
+    let saved_calls = if stopped_at_round.is_some() { total.saturating_sub(run) } else { 0 };
+    let missing = total.saturating_sub(rungs.chars().count());
+    rungs.extend(std::iter::repeat_n('x', if stopped_at_round.is_some() { missing } else { 0 }));
+    let saved_tokens = stopped_at_round.and_then(|round| {
+        let after = round_tokens.get(round..).unwrap_or_default();
+        after.iter().any(Option::is_some).then(|| after.iter().flatten().sum())
+    });
+    SessionTrack {
+        rungs,
+        saved_calls,
+        saved_tokens,
+        first,
+    }
 }

@@ -10,6 +10,7 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod conformance;
 pub mod eval;
 pub mod html;
 pub mod import;

@@ -92,11 +92,7 @@ pub fn ui_rounds(items: &[Value]) -> Result<Vec<TranscriptRound>> {
                     builder.usage((tokens > 0.0).then_some(tokens));
                 }
             }
-            "text" => {
-                if !text.is_empty() {
-                    builder.text(text);
-                }
-            }
+            "text" if !text.is_empty() => builder.text(text),
             k if CALLS.contains(&k) => {
                 flush_output(&mut builder, &mut pending_output, last_call.as_ref());
                 let (name, args) = ui_call(k, &text);

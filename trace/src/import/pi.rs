@@ -45,10 +45,7 @@ pub(crate) fn is_pi(messages: &[Value]) -> bool {
 pub(crate) fn session_messages(lines: &[Value]) -> Vec<Value> {
     let entries: Vec<&Value> = lines.iter().filter(|l| !is_session_header(l)).collect();
     let branch = active_branch(&entries);
-    branch
-        .into_iter()
-        .filter_map(|entry| entry_message(entry))
-        .collect()
+    branch.into_iter().filter_map(entry_message).collect()
 }
 
 /// The message an entry or stream event carries (`message` entries and
