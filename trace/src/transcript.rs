@@ -98,7 +98,12 @@ impl Transcript {
                 }
                 out.push_str(&format!(",\"failed\":{}}}", call.failed));
             }
-            out.push_str("]}");
+            out.push(']');
+            if let Some(tokens) = round.tokens {
+                out.push_str(",\"tokens\":");
+                out.push_str(&doom_loop::json::js_number(tokens));
+            }
+            out.push('}');
         }
         out.push_str("]}");
         out
