@@ -7,6 +7,8 @@
 //! - An OpenTelemetry span dump (OTLP JSON `{resourceSpans: …}`, or one span
 //!   per line with `traceId`/`spanId` or `context.span_id`) holds spans, not
 //!   a conversation.
+//! - Gemini CLI's `logs.json` lists the user's prompts (`{sessionId,
+//!   messageId, type, message}`); the sessions are its `chats/` files.
 
 use doom_loop::json::Value;
 
@@ -37,9 +39,17 @@ pub(crate) fn describe_value(value: &Value) -> Option<String> {
     let is_dump = get(value, "resourceSpans").is_some()
         || span(value)
         || matches!(value, Value::Array(items) if !items.is_empty() && items.iter().all(span));
-    is_dump.then(|| {
-        "an OpenTelemetry span dump: spans are not read as a transcript (export the conversation, \
-         or the agent's own session log, instead)"
+    if is_dump {
+        return Some(
+            "an OpenTelemetry span dump: spans are not read as a transcript (export the conversation, \
+             or the agent's own session log, instead)"
+                .to_string(),
+        );
+    }
+    let prompt = |v: &Value| get(v, "sessionId").is_some() && get(v, "messageId").is_some();
+    matches!(value, Value::Array(items) if !items.is_empty() && items.iter().all(prompt)).then(|| {
+        "a Gemini CLI prompt log (logs.json): it holds the user's prompts only; the sessions are the \
+         chats/session-*.json files beside it"
             .to_string()
     })
 }
