@@ -241,23 +241,26 @@ fn eval_invalid_option_is_a_usage_error_up_front() {
     assert!(eval_options(&[r#"{"ladder":{"block":4}}"#.into()], false, false).is_ok());
 }
 
-/// Seconds for `f(n)`, the best of three.
+/// Seconds for `f(n)`.
 fn seconds(f: &dyn Fn(usize), n: usize) -> f64 {
-    (0..3)
-        .map(|_| {
-            let start = Instant::now();
-            f(n);
-            start.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
+    let start = Instant::now();
+    f(n);
+    start.elapsed().as_secs_f64()
 }
 
-/// `f(8n) / f(n)` stays near 8 for linear work (quadratic: ~64).
+/// `f(8n) / f(n)` stays near 8 for linear work (quadratic: ~64). Measured
+/// up to three times, the best ratio kept: a busy machine slows one side.
 fn assert_linear(what: &str, f: &dyn Fn(usize), n: usize) {
-    let small = seconds(f, n).max(1e-3);
-    let large = seconds(f, 8 * n);
-    let ratio = large / small;
-    assert!(ratio < 24.0, "{what}: 8x the input took {ratio:.1}x the time ({small:.3}s vs {large:.3}s)");
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        let small = seconds(f, n).max(1e-3);
+        let large = seconds(f, 8 * n);
+        best = best.min(large / small);
+        if best < 24.0 {
+            return;
+        }
+    }
+    panic!("{what}: 8x the input took {best:.1}x the time");
 }
 
 #[test]

@@ -194,9 +194,6 @@ fn not_utf8(valid_up_to: usize) -> Error {
 fn read_error(error: &std::io::Error) -> Error {
     match error.get_ref().and_then(|e| e.downcast_ref::<LimitExceeded>()) {
         Some(_) => gzip_limit_error(),
-        None if error.kind() == std::io::ErrorKind::InvalidInput || error.kind() == std::io::ErrorKind::InvalidData => {
-            invalid(format!("gzip: {error}"))
-        }
         None => invalid(error.to_string()),
     }
 }
@@ -230,7 +227,10 @@ impl<R: Read> Limited<R> {
 
 impl<R: Read> Read for Limited<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
+        let n = self
+            .inner
+            .read(buf)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("gzip: {e}")))?;
         if n as u64 > self.left {
             return Err(std::io::Error::new(std::io::ErrorKind::Other, LimitExceeded));
         }
@@ -399,7 +399,7 @@ pub fn for_each_run(reader: impl Read, name: &str, sink: &mut dyn FnMut(Imported
             Ok((number, bytes)) => reader.line(number, parse_line(&bytes), &mut sink),
             Err(error) => {
                 reader.decide(Mode::Runs, &mut sink);
-                sink(failed(format!("{name}:{}", lines.number), name, error));
+                sink(failed(format!("{name}:{}", lines.number + 1), name, error));
                 break;
             }
         }
