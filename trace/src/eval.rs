@@ -25,7 +25,10 @@
 //! ```
 
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::Path;
+
+use indexmap::IndexMap;
 
 use doom_loop::error::Result;
 use doom_loop::json::{js_number, to_json, write_json_string, Value};
@@ -33,7 +36,7 @@ use doom_loop::ladder::Action;
 use doom_loop::monitor::Verdict;
 use doom_loop::JsString;
 
-use crate::import::{import_path, ImportedRun};
+use crate::import::{for_each_file_run, for_each_run, gzip_refused, unreadable, walk, ImportedRun, Skipped};
 use crate::replay::{replay, Timeline, Transcript};
 
 /// One option to evaluate, with the label reports show.
@@ -268,15 +271,31 @@ pub struct Failure {
     pub error: String,
 }
 
+/// Most failures a report lists; the others are counted
+/// ([`Report::failures_omitted`]).
+pub const MAX_LISTED_FAILURES: usize = 100;
+/// Most warnings an evaluation keeps; the others are counted.
+pub const MAX_WARNINGS: usize = 20;
+/// Longest failure message kept, in characters (the rest is cut, with `…`).
+pub const MAX_FAILURE_CHARS: usize = 1200;
+
 /// An evaluation in progress: add runs, then take a [`Report`].
+///
+/// Memory stays bounded however many runs are added: runs are replayed
+/// and counted as they arrive (a file's runs one at a time), sources are
+/// keyed, and at most [`MAX_LISTED_FAILURES`] failures and
+/// [`MAX_WARNINGS`] warnings are kept (the rest counted).
 #[derive(Clone, Debug)]
 pub struct Evaluation {
     options: Vec<EvalOption>,
     /// Per source, in first-seen order: metrics per option.
-    sources: Vec<(String, Vec<Metrics>)>,
+    sources: IndexMap<String, Vec<Metrics>>,
     failures: Vec<Failure>,
     /// Per-session tracks, kept only when asked for (`--html`).
     sessions: Option<Vec<SessionRow>>,
+    failures_omitted: usize,
+    warnings: Vec<String>,
+    warnings_omitted: usize,
 }
 
 impl Evaluation {
@@ -289,9 +308,12 @@ impl Evaluation {
         };
         Evaluation {
             options,
-            sources: Vec::new(),
+            sources: IndexMap::new(),
             failures: Vec::new(),
             sessions: None,
+            failures_omitted: 0,
+            warnings: Vec::new(),
+            warnings_omitted: 0,
         }
     }
 
@@ -314,15 +336,41 @@ impl Evaluation {
     }
 
     fn source_metrics(&mut self, source: &str) -> &mut Vec<Metrics> {
-        let index = match self.sources.iter().position(|(s, _)| s == source) {
-            Some(index) => index,
-            None => {
-                self.sources
-                    .push((source.to_string(), vec![Metrics::default(); self.options.len()]));
-                self.sources.len() - 1
-            }
-        };
-        &mut self.sources[index].1
+        if !self.sources.contains_key(source) {
+            self.sources
+                .insert(source.to_string(), vec![Metrics::default(); self.options.len()]);
+        }
+        &mut self.sources[source]
+    }
+
+    fn fail(&mut self, failure: Failure) {
+        if self.failures.len() < MAX_LISTED_FAILURES {
+            self.failures.push(Failure {
+                error: capped(failure.error),
+                ..failure
+            });
+        } else {
+            self.failures_omitted += 1;
+        }
+    }
+
+    /// Adds a warning (what the walk skipped, lines an import read past);
+    /// past [`MAX_WARNINGS`] they are counted.
+    pub fn warn(&mut self, warning: String) {
+        if self.warnings.len() < MAX_WARNINGS {
+            self.warnings.push(capped(warning));
+        } else {
+            self.warnings_omitted += 1;
+        }
+    }
+
+    /// The warnings so far, with a last line counting those not kept.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = self.warnings.clone();
+        if self.warnings_omitted > 0 {
+            out.push(format!("{} more warning(s) not shown", self.warnings_omitted));
+        }
+        out
     }
 
     /// Replays one run under every option and counts it. `resolved` is its
@@ -333,7 +381,7 @@ impl Evaluation {
             Ok(transcript) => transcript,
             Err(error) => {
                 self.source_metrics(source).iter_mut().for_each(|m| m.failed += 1);
-                self.failures.push(Failure {
+                self.fail(Failure {
                     source: source.to_string(),
                     id: id.to_string(),
                     option: None,
@@ -362,10 +410,11 @@ impl Evaluation {
                 Ok(outcome) => self.source_metrics(source)[index].add(&outcome, resolved),
                 Err(error) => {
                     self.source_metrics(source)[index].failed += 1;
-                    self.failures.push(Failure {
+                    let label = self.options[index].label.clone();
+                    self.fail(Failure {
                         source: source.to_string(),
                         id: id.to_string(),
-                        option: Some(self.options[index].label.clone()),
+                        option: Some(label),
                         error: format!("{id}: {error}"),
                     });
                 }
@@ -376,19 +425,72 @@ impl Evaluation {
         }
     }
 
-    /// [`Evaluation::add_run`] for an imported run.
+    /// [`Evaluation::add_run`] for an imported run (its warnings kept).
     pub fn add_imported(&mut self, run: ImportedRun) {
+        for warning in run.warnings {
+            self.warn(warning);
+        }
         self.add_run(&run.source, &run.id, run.resolved, run.transcript);
     }
 
-    /// Imports and adds every run under a path (a file, or a directory's
-    /// trace files; `.jsonl.gz` with a run per line included). Returns the
-    /// number of runs read (failed ones included).
-    pub fn add_path(&mut self, path: &Path) -> usize {
-        let runs = import_path(path);
-        let count = runs.len();
-        for run in runs {
+    /// Adds every run of an input (file contents: JSON, JSON Lines, gzip),
+    /// each replayed as soon as it is read; returns how many runs were read
+    /// (failed ones included).
+    pub fn add_reader(&mut self, reader: impl Read, name: &str) -> usize {
+        let mut count = 0;
+        for_each_run(reader, name, &mut |run| {
+            count += 1;
             self.add_imported(run);
+        });
+        count
+    }
+
+    /// [`Evaluation::add_reader`] over bytes.
+    pub fn add_bytes(&mut self, bytes: &[u8], name: &str) -> usize {
+        self.add_reader(bytes, name)
+    }
+
+    /// Counts an input that could not be read (`reason`: the I/O error) as
+    /// a failed run naming it.
+    pub fn add_unreadable(&mut self, name: &str, reason: &str) {
+        self.add_imported(unreadable(name, reason));
+    }
+
+    /// Counts an input refused by the gzip limit as a failed run naming it.
+    pub fn add_gzip_refused(&mut self, name: &str) {
+        self.add_imported(gzip_refused(name));
+    }
+
+    /// Notes a directory entry the walk did not read.
+    pub fn add_skipped(&mut self, path: &str, why: Skipped) {
+        self.warn(why.message(path));
+    }
+
+    /// Imports and adds every run under a path (a file, or a directory's
+    /// trace files; `.jsonl.gz` with a run per line included), a file at a
+    /// time and a run at a time. Returns the number of runs read (failed
+    /// ones included); a path that cannot be read is one failed run.
+    pub fn add_path(&mut self, path: &Path) -> usize {
+        let name = path.display().to_string();
+        let walk = match walk(path) {
+            Ok(walk) => walk,
+            Err(error) => {
+                self.add_unreadable(&name, error.message());
+                return 1;
+            }
+        };
+        for (path, why) in &walk.skipped {
+            self.add_skipped(&path.display().to_string(), *why);
+        }
+        let mut count = walk.unreadable.len();
+        for (dir, error) in &walk.unreadable {
+            self.add_unreadable(&dir.display().to_string(), error);
+        }
+        for file in &walk.files {
+            for_each_file_run(file, &mut |run| {
+                count += 1;
+                self.add_imported(run);
+            });
         }
         count
     }
@@ -418,7 +520,17 @@ impl Evaluation {
         Report {
             options,
             failures: self.failures.clone(),
+            failures_omitted: self.failures_omitted,
+            warnings: self.warnings(),
         }
+    }
+}
+
+/// A message cut to [`MAX_FAILURE_CHARS`] characters.
+fn capped(message: String) -> String {
+    match message.char_indices().nth(MAX_FAILURE_CHARS) {
+        Some((end, _)) => format!("{}…", &message[..end]),
+        None => message,
     }
 }
 
@@ -441,8 +553,14 @@ pub struct OptionReport {
 pub struct Report {
     /// One entry per option, in the order given.
     pub options: Vec<OptionReport>,
-    /// Runs that failed to import or replay.
+    /// Runs that failed to import or replay (at most
+    /// [`MAX_LISTED_FAILURES`]).
     pub failures: Vec<Failure>,
+    /// Failures past [`MAX_LISTED_FAILURES`], counted but not listed.
+    pub failures_omitted: usize,
+    /// What the import and the walk noticed but read past (see
+    /// [`Evaluation::warnings`]).
+    pub warnings: Vec<String>,
 }
 
 /// Replays one run (under its own `option`) and measures it.
@@ -636,7 +754,12 @@ impl Report {
             "(N) = successful runs among N; unchanged/changing/unknown/text classify each run's first block or stop\n",
         );
         if !self.failures.is_empty() {
-            out.push_str(&format!("{} run(s) failed:\n", self.failures.len()));
+            let total = self.failures.len() + self.failures_omitted;
+            if self.failures_omitted > 0 {
+                out.push_str(&format!("{total} run(s) failed (the first {} listed):\n", self.failures.len()));
+            } else {
+                out.push_str(&format!("{total} run(s) failed:\n"));
+            }
             for failure in &self.failures {
                 match &failure.option {
                     Some(option) => out.push_str(&format!("  [{option}] {}\n", failure.error)),
@@ -694,6 +817,13 @@ impl Report {
             out.push_str(",\"error\":");
             push_string(&failure.error, &mut out);
             out.push('}');
+        }
+        out.push_str(&format!("],\"failuresOmitted\":{},\"warnings\":[", self.failures_omitted));
+        for (i, warning) in self.warnings.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            push_string(warning, &mut out);
         }
         out.push_str("]}");
         out

@@ -203,6 +203,9 @@ fn logs_that_are_not_transcripts_are_one_clear_error() {
     assert!(aider.contains("Aider chat history") && aider.contains("no structured tool calls"), "{aider}");
     let spans = error_of("otel-spans.json", &fixture("otel-spans.json"));
     assert!(spans.contains("OpenTelemetry span dump"), "{spans}");
+    let span_lines = b"{\"name\":\"chat\",\"context\":{\"trace_id\":\"0x1\",\"span_id\":\"0x2\"},\"attributes\":{}}\n{\"name\":\"execute_tool\",\"context\":{\"trace_id\":\"0x1\",\"span_id\":\"0x3\"},\"attributes\":{}}\n";
+    let lines = error_of("spans.jsonl", span_lines);
+    assert!(lines.contains("OpenTelemetry span dump"), "{lines}");
     let prompts = error_of("logs.json", br#"[{"sessionId":"s","messageId":0,"type":"user","message":"hi","timestamp":"t"}]"#);
     assert!(prompts.contains("Gemini CLI prompt log"), "{prompts}");
     let markdown = error_of("notes.md", b"# Notes\n\nsome text\nmore text\n");

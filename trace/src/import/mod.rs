@@ -12,7 +12,7 @@
 //! message, a `tool_result` block, a `functionResponse`, an observation),
 //! so outcome-aware detection and the evaluation can compare outputs.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use doom_loop::error::{Error, ErrorKind, Result};
 use doom_loop::js_string::JsString;
@@ -34,7 +34,10 @@ pub mod responses;
 pub mod rounds;
 pub mod swe_agent;
 
-pub use lines::{decode, import_bytes, import_file, import_path, import_single, import_text, trace_files, ImportedRun};
+pub use lines::{
+    decode, for_each_file_run, for_each_run, gzip_limit_error, gzip_refused, import_bytes, import_file, import_one, import_path,
+    import_single, import_text, trace_files, unreadable, walk, ImportedRun, Skipped, Walk, MAX_DECOMPRESSED_BYTES,
+};
 
 /// The trace formats the importers read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -189,14 +192,18 @@ pub(crate) fn output_value(output: Option<&Value>) -> Option<Value> {
 type Slot = (usize, usize);
 
 /// Builds rounds from a stream of turns, calls and results, matching each
-/// result to its call by id, by tool name, or by order.
+/// result to its call by id, by tool name, or by order. Every lookup is
+/// keyed (by id, by tool name, by slot), so matching N results to N calls
+/// costs O(N log N) however many are still waiting.
 #[derive(Default)]
 pub(crate) struct Builder {
     rounds: Vec<TranscriptRound>,
     current: TranscriptRound,
     by_id: HashMap<Vec<u8>, Slot>,
-    /// Calls still waiting for a result, in order.
-    unmatched: Vec<(Slot, JsString)>,
+    /// Calls still waiting for a result, in order, with their tool name.
+    unmatched: BTreeMap<Slot, Vec<u8>>,
+    /// The same calls by tool name, in order.
+    unmatched_by_tool: HashMap<Vec<u8>, BTreeSet<Slot>>,
 }
 
 impl Builder {
@@ -233,7 +240,9 @@ impl Builder {
         if let Some(id) = id {
             self.by_id.insert(id.as_bytes().to_vec(), slot);
         }
-        self.unmatched.push((slot, call.tool_name.clone()));
+        let name = call.tool_name.as_bytes().to_vec();
+        self.unmatched_by_tool.entry(name.clone()).or_default().insert(slot);
+        self.unmatched.insert(slot, name);
         self.current.calls.push(call);
     }
 
@@ -253,7 +262,14 @@ impl Builder {
     }
 
     fn fill(&mut self, slot: Slot, result: Option<Value>, failed: bool) -> bool {
-        self.unmatched.retain(|(s, _)| *s != slot);
+        if let Some(name) = self.unmatched.remove(&slot) {
+            if let Some(slots) = self.unmatched_by_tool.get_mut(&name) {
+                slots.remove(&slot);
+                if slots.is_empty() {
+                    self.unmatched_by_tool.remove(&name);
+                }
+            }
+        }
         match self.slot_mut(slot) {
             Some(call) => {
                 call.result = result;
@@ -275,11 +291,13 @@ impl Builder {
     /// Gives the result to the oldest unanswered call of this tool (or, with
     /// no name, the oldest unanswered call).
     pub fn result_in_order(&mut self, name: Option<&JsString>, result: Option<Value>, failed: bool) -> bool {
-        let found = self
-            .unmatched
-            .iter()
-            .find(|(_, n)| name.is_none_or(|name| n == name))
-            .map(|(slot, _)| *slot);
+        let found = match name {
+            Some(name) => self
+                .unmatched_by_tool
+                .get(name.as_bytes())
+                .and_then(|slots| slots.first().copied()),
+            None => self.unmatched.keys().next().copied(),
+        };
         match found {
             Some(slot) => self.fill(slot, result, failed),
             None => false,
@@ -414,6 +432,43 @@ fn detect_list(items: &[Value]) -> Result<Format> {
     Err(unrecognised(&Value::Array(items.to_vec())))
 }
 
+/// The format whose calls or results a message carries, if any.
+fn call_format(item: &Value) -> Option<Format> {
+    if array(item, "parts").is_some_and(|parts| {
+        parts.iter().any(|p| get(p, "functionCall").is_some() || get(p, "functionResponse").is_some())
+    }) {
+        return Some(Format::Gemini);
+    }
+    if has_block(item, b"tool_use") || has_block(item, b"tool_result") {
+        return Some(Format::Anthropic);
+    }
+    if get(item, "tool_calls").is_some() || get(item, "function_call").is_some_and(|f| f.as_object().is_some()) {
+        return Some(Format::OpenAiChat);
+    }
+    if is_type(item, responses::ITEM_TYPES) {
+        return Some(Format::Responses);
+    }
+    None
+}
+
+/// A warning when a message list read as `chosen` also holds calls or
+/// results of other formats, which that reading does not see: how many,
+/// and where the first is (`place` of an item index).
+pub(crate) fn mixed_formats(items: &[Value], chosen: Format, place: impl Fn(usize) -> String) -> Option<String> {
+    let mut others = items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| call_format(item).filter(|f| *f != chosen).map(|f| (i, f)));
+    let (first, format) = others.next()?;
+    let count = 1 + others.count();
+    Some(format!(
+        "read as {}, but {count} message(s) carry calls or results of another format (the first, {}, {}): they are not read",
+        chosen.name(),
+        place(first),
+        format.name()
+    ))
+}
+
 /// A short description of what a document looks like, for errors.
 pub(crate) fn describe(value: &Value) -> String {
     let keys = |o: &Object| {
@@ -429,9 +484,25 @@ pub(crate) fn describe(value: &Value) -> String {
         Value::Array(items) => match items.first() {
             None => "an empty array".to_string(),
             Some(Value::Object(o)) => format!("an array of {} items, the first with {}", items.len(), keys(o)),
-            Some(first) => format!("an array of {} items, the first a {}", items.len(), first.type_of()),
+            Some(first) => format!("an array of {} items, the first {}", items.len(), kind_of(first)),
         },
-        other => format!("a {}", other.type_of()),
+        other => kind_of(other).to_string(),
+    }
+}
+
+/// What a value is, with its article, for messages: `null`, `an array`,
+/// `an object`, `a string`, … (never JavaScript's `typeof`, which calls
+/// null and arrays "object").
+pub(crate) fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+        Value::String(_) => "a string",
+        Value::Number(_) => "a number",
+        Value::Bool(_) => "a boolean",
+        Value::Undefined => "undefined",
+        _ => "a value JSON cannot hold",
     }
 }
 
@@ -463,6 +534,12 @@ pub(crate) fn run_list(document: &Value) -> Option<&[Value]> {
             || (matches!(get(item, "contents"), Some(Value::Array(_))) && get(item, "role").is_none())
     };
     (!items.is_empty() && items.iter().all(is_run)).then_some(items)
+}
+
+/// Whether a document is a list of runs (a tau-bench results file, or an
+/// array of runs in any accepted shape) rather than one run.
+pub fn is_run_list(document: &Value) -> bool {
+    run_list(document).is_some()
 }
 
 /// Reads one run in any accepted shape.

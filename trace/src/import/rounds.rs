@@ -34,7 +34,7 @@ fn known(value: Option<&Value>) -> Option<Value> {
 
 fn round(round: &Value) -> Result<TranscriptRound> {
     if round.as_object().is_none() {
-        return Err(invalid(format!("a round is an object, not a {}", round.type_of())));
+        return Err(invalid(format!("a round is an object, not {}", super::kind_of(round))));
     }
     let text = string_field(round, &["text"]);
     let results = match get(round, "results") {
