@@ -229,10 +229,11 @@ async function main() {
   }
   const shown = {};
   for (const block of others) if (block.problems.length === 0 && block.kind !== 'json' && block.kind !== 'jsonl') shown[block.lang] = (shown[block.lang] ?? 0) + 1;
+  const rust = shown.rust ?? 0;
+  delete shown.rust;
   const notRun = blocks.filter((b) => !b.run).length;
   console.log(
-    `${files.length} files; shown, not run: ${Object.entries(shown).map(([lang, n]) => `${n} ${lang}`).join(', ') || 'none'}` +
-      ` (rust blocks: cargo test doc tests); js/ts type-checked only: ${notRun}`,
+    `${files.length} files; rust (doc tests, run by cargo test): ${rust}; shown, not run: ${Object.entries(shown).map(([lang, n]) => `${n} ${lang}`).join(', ') || 'none'}; js/ts type-checked only (no-run): ${notRun}`,
   );
   const checked = blocks.length + others.filter((b) => b.kind === 'json' || b.kind === 'jsonl' || b.problems.length > 0).length;
   console.log(`${checked - failed} passed, ${failed} failed`);
