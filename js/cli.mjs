@@ -15,17 +15,37 @@ import { parseArgs } from 'node:util';
 import { runDocument } from './conformance.mjs';
 
 const require = createRequire(import.meta.url);
-const api = require('./node.cjs');
-// The full module's wasm-bindgen exports (detector + trace tooling, where
-// the CLI's code lives): the instance `doom-loop-wasm/replay` uses.
-const core = require('./doom_loop_full_node.cjs');
 const { version } = require('./package.json');
+
+// The wasm modules load on first use, not at import: `--version` and
+// `--help` need none, and a module that cannot load (a wasm memory refused
+// under `ulimit -v`) is then a one-line error from main, never a stack trace.
+let apiModule;
+let coreModule;
+/** The package's main entry (the lean detector module), for `conformance`. */
+function api() {
+  apiModule ??= require('./node.cjs');
+  return apiModule;
+}
+/**
+ * The full module's wasm-bindgen exports (detector + trace tooling, where
+ * the CLI's code lives): the instance `doom-loop-wasm/replay` uses,
+ * installed by that entry behind the trap guard (in place, so this object
+ * is guarded too: after a trap, every call throws one named error).
+ */
+function core() {
+  if (coreModule === undefined) {
+    require('./replay-node.cjs');
+    coreModule = require('./doom_loop_full_node.cjs');
+  }
+  return coreModule;
+}
 
 const EXIT_FINDING = 1;
 const EXIT_ERROR = 2;
 const EXIT_BROKEN_PIPE = 141;
-/** `eval` shows a progress line (on a terminal) from this many runs on. */
-const PROGRESS_FROM_RUNS = 200;
+/** `eval` shows a progress line (on a terminal) from this many files on. */
+const PROGRESS_FROM_FILES = 20;
 
 // The help texts are the native CLI's (clap's rendering), word for word;
 // tests/js/cli.test.mjs compares them.
@@ -204,9 +224,14 @@ const OS_ERRORS = {
 const STDIN = '<stdin>';
 const sourceName = (path) => (path === '-' ? STDIN : path);
 
-function osError(name, error) {
+/** An OS error as Rust's `io::Error` displays it, where we know the wording. */
+function osReason(error) {
   const known = OS_ERRORS[error.code];
-  return inputError(`${name}: ${known ? `${known} (os error ${-error.errno})` : error.message}`);
+  return known ? `${known} (os error ${-error.errno})` : error.message;
+}
+
+function osError(name, error) {
+  return inputError(`${name}: ${osReason(error)}`);
 }
 
 /** A file's (or, for `-`, stdin's) bytes. */
@@ -421,7 +446,7 @@ const run = {
       const text = readSource(file);
       let result;
       try {
-        result = runDocument(api, JSON.parse(text), name);
+        result = runDocument(api(), JSON.parse(text), name);
       } catch (error) {
         throw inputError(`${name}: ${error.message}`);
       }
@@ -438,10 +463,10 @@ const run = {
     return undefined;
   },
   fingerprint([tool, json]) {
-    write(`${viaCore(() => core.cliFingerprint(tool, argumentOrStdin(json)))}\n`);
+    write(`${viaCore(() => core().cliFingerprint(tool, argumentOrStdin(json)))}\n`);
   },
   canonicalize([json]) {
-    write(`${viaCore(() => core.cliCanonicalize(argumentOrStdin(json)))}\n`);
+    write(`${viaCore(() => core().cliCanonicalize(argumentOrStdin(json)))}\n`);
   },
   replay([file], values) {
     const [bytes, name] =
@@ -449,30 +474,35 @@ const run = {
         ? [readFileSync(new URL('./billing-agent.json', import.meta.url)), 'billing-agent.json']
         : [readBytes(file), sourceName(file)];
     const result = viaCore(() =>
-      core.cliReplay(bytes, name, values.option, values.recommended === true, values.json === true, values['fail-on']),
+      core().cliReplay(bytes, name, values.option, values.recommended === true, values.json === true, values['fail-on']),
     );
     return finish(JSON.parse(result));
   },
   eval([paths], values) {
     checkStdinOnce(paths);
-    const evaluation = viaCore(() => new core.CliEval(values.option ?? [], values.recommended === true, values.compare === true));
+    const evaluation = viaCore(() => new (core().CliEval)(values.option ?? [], values.recommended === true, values.compare === true));
     try {
-      let total = 0;
+      // A file at a time, each replayed as it is read (as the native CLI).
+      const files = [];
       for (const path of paths) {
-        for (const file of path === '-' ? ['-'] : traceFiles(path)) {
-          total = evaluation.import(readBytes(file), sourceName(file));
-        }
+        if (path === '-') files.push('-');
+        else files.push(...traceFiles(path, evaluation));
       }
       // A progress line only on a terminal, and only when it helps.
-      const progress = process.stderr.isTTY === true && total >= PROGRESS_FROM_RUNS;
-      const chunk = Math.max(1, Math.floor(total / 100));
-      for (let left = total; left > 0; ) {
-        left = evaluation.step(chunk);
-        if (progress) {
-          const done = total - left;
-          process.stderr.write(`\reval: ${done}/${total} runs (${Math.floor((done * 100) / total)}%)`);
+      const progress = process.stderr.isTTY === true && files.length >= PROGRESS_FROM_FILES;
+      files.forEach((file, index) => {
+        let bytes;
+        try {
+          bytes = readFileSync(file === '-' ? 0 : file);
+        } catch (error) {
+          evaluation.unreadable(sourceName(file), osReason(error));
         }
-      }
+        if (bytes !== undefined) evaluation.import(bytes, sourceName(file));
+        if (progress) {
+          const done = index + 1;
+          process.stderr.write(`\reval: ${done}/${files.length} files (${Math.floor((done * 100) / files.length)}%)`);
+        }
+      });
       if (progress) process.stderr.write('\r\x1b[2K');
       return finish(JSON.parse(viaCore(() => evaluation.finish(values.json === true, values['fail-on']))));
     } finally {
@@ -490,37 +520,107 @@ function finish({ stdout, warnings, finding }) {
 
 /**
  * The trace files a path stands for, as the native CLI finds them
- * (doom_loop_trace::import::trace_files): the path itself, or every
+ * (doom_loop_trace::import::walk): the path itself, or every
  * `.json`/`.jsonl`/`.ndjson`/`.traj` file (gzipped too) under a folder,
  * hidden entries skipped, in the order Rust sorts paths (by component).
+ * The walk cannot loop or hang: links to folders are not followed (a
+ * folder reached twice is walked once), only regular files are listed
+ * (FIFOs, sockets and devices are skipped), each skip reported to
+ * `evaluation` (the core words the warning); a dangling link is listed,
+ * so that reading it fails with its error; a sub-folder that cannot be
+ * listed is a failed run. A path named that does not exist, or a folder
+ * named that cannot be listed, is an input error (exit 2).
  */
-function traceFiles(path) {
-  if (!isDirectory(path)) return [path];
+function traceFiles(path, evaluation) {
+  let top;
+  try {
+    top = statSync(path);
+  } catch (error) {
+    throw osError(path, error);
+  }
+  if (!top.isDirectory()) return [path];
   const files = [];
+  const skipped = [];
+  const unreadable = [];
+  const seen = new Set();
   const pending = [path];
+  let first = true;
   while (pending.length > 0) {
     const dir = pending.pop();
-    let names;
-    try {
-      names = readdirSync(dir);
-    } catch (error) {
-      throw osError(dir, error);
+    const id = dirId(dir);
+    if (id !== undefined) {
+      if (seen.has(id)) {
+        skipped.push([dir, 'walked']);
+        continue;
+      }
+      seen.add(id);
     }
-    for (const name of names) {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch (error) {
+      if (first) throw osError(dir, error);
+      unreadable.push([dir, osReason(error)]);
+      continue;
+    }
+    first = false;
+    for (const entry of entries) {
+      const name = entry.name;
       if (name.startsWith('.')) continue;
-      const entry = joinPath(dir, name);
-      if (isDirectory(entry)) pending.push(entry);
-      else if (/\.(json|jsonl|ndjson|traj)(\.gz)?$/.test(name)) files.push(entry);
+      const full = joinPath(dir, name);
+      if (entry.isDirectory()) {
+        pending.push(full);
+        continue;
+      }
+      let kind = entry;
+      if (entry.isSymbolicLink()) {
+        let target;
+        try {
+          target = statSync(full);
+        } catch {
+          target = undefined; // dangling: listed, so that reading it says so
+        }
+        if (target?.isDirectory()) {
+          skipped.push([full, 'directory-link']);
+          continue;
+        }
+        kind = target ?? entry;
+      }
+      if (!/\.(json|jsonl|ndjson|traj)(\.gz)?$/.test(name)) continue;
+      const special = kind.isFIFO()
+        ? 'fifo'
+        : kind.isSocket()
+          ? 'socket'
+          : kind.isBlockDevice() || kind.isCharacterDevice()
+            ? 'device'
+            : undefined;
+      if (special === undefined) files.push(full);
+      else skipped.push([full, special]);
     }
   }
   const parts = (p) => p.split('/').filter((c) => c !== '' && c !== '.');
-  return files.sort((a, b) => {
+  const byPath = (a, b) => {
     const [pa, pb] = [parts(a), parts(b)];
     for (let i = 0; i < Math.min(pa.length, pb.length); i++) {
       if (pa[i] !== pb[i]) return Buffer.compare(Buffer.from(pa[i]), Buffer.from(pb[i]));
     }
     return pa.length - pb.length;
-  });
+  };
+  skipped.sort((a, b) => byPath(a[0], b[0]));
+  for (const [entry, why] of skipped) evaluation.skipped(entry, why);
+  unreadable.sort((a, b) => byPath(a[0], b[0]));
+  for (const [entry, reason] of unreadable) evaluation.unreadable(entry, reason);
+  return files.sort(byPath);
+}
+
+/** A folder's device and inode (undefined when it cannot be read). */
+function dirId(dir) {
+  try {
+    const stat = statSync(dir, { bigint: true });
+    return `${stat.dev}:${stat.ino}`;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Rust's `Path::join` as displayed: no normalisation of the folder part. */

@@ -5,14 +5,11 @@
 // `encodeInto` and one wasm call, instead of the glue's allocation, copy
 // and decoded result string per argument.
 //
-// A trapped instance never answers again. A WebAssembly trap (out of
-// memory at the 4 GiB wasm32 ceiling, or a bug) unwinds out of the middle
-// of the core: borrows stay held, the shadow stack is not restored, and
-// nothing says which state is consistent. So every export is called
-// through `guard`: the first trap marks the instance dead, and from then on
-// every call — on the module's functions and on every monitor of the
-// instance — throws one error naming the trap, without entering wasm. A new
-// instance needs a fresh module load (a new process, Worker or isolate).
+// A trapped instance never answers again: the exports are installed
+// through the trap guard (./guard.js), which marks the instance dead at the
+// first trap; from then on every call throws one error naming it.
+
+import { guardInstance } from './guard.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -22,100 +19,33 @@ export let core;
 let memory;
 let bytes = new Uint8Array(0);
 let data = new DataView(new ArrayBuffer(0));
-/** The trap that killed the instance, once one has. */
-let trapped;
+/** The guard of the installed instance. */
+let instance;
 
 /** The error every call throws once the instance has trapped. */
 function deadError() {
-  const cause = trapped instanceof Error ? `${trapped.constructor.name}: ${trapped.message}` : String(trapped);
-  return new Error(
-    `doom-loop-wasm: the WebAssembly instance trapped (${cause}) and cannot answer again — ` +
-      'its state may be inconsistent, so every call and every monitor of it now throws. ' +
-      'Load the module afresh (a new process, Worker or isolate) to continue; free() monitors you no longer need, ' +
-      'since wasm memory never shrinks.',
-    { cause: trapped },
-  );
-}
-
-/** True for errors that leave the instance in an unknown state. */
-function isTrap(error) {
-  return (
-    error instanceof WebAssembly.RuntimeError ||
-    (error instanceof RangeError && /call stack/i.test(error.message))
-  );
+  return instance.deadError();
 }
 
 /** True once a trap has killed the instance. */
 export function isDead() {
-  return trapped !== undefined;
+  return instance?.isDead() === true;
 }
 
 function markDead(error) {
-  trapped ??= error;
-  bytes = new Uint8Array(0);
-  data = new DataView(new ArrayBuffer(0));
-  return deadError();
-}
-
-/** `fn` with the dead check before and trap detection around it. */
-function guard(fn) {
-  return function guarded(...args) {
-    if (trapped !== undefined) throw deadError();
-    try {
-      return fn.apply(this, args);
-    } catch (error) {
-      if (isTrap(error)) throw markDead(error);
-      throw error;
-    }
-  };
-}
-
-/** The monitor class with every method guarded; `free` only releases a live instance. */
-function guardMonitor(Monitor) {
-  const proto = Monitor.prototype;
-  for (const key of Reflect.ownKeys(proto)) {
-    const descriptor = Object.getOwnPropertyDescriptor(proto, key);
-    if (key === 'constructor' || typeof descriptor.value !== 'function') continue;
-    const method = descriptor.value;
-    const wrapped =
-      key === 'free' || key === Symbol.dispose
-        ? function free() {
-            // Freeing enters wasm too: after a trap the memory is gone
-            // with the instance anyway.
-            if (trapped === undefined) return method.call(this);
-          }
-        : guard(method);
-    Object.defineProperty(proto, key, { ...descriptor, value: wrapped });
-  }
-  const create = guard((args) => new Monitor(...args));
-  return function GuardedMonitor(...args) {
-    return create(args);
-  };
+  return instance.markDead(error);
 }
 
 /**
  * Called once by the runtime entry with the initialised wasm-bindgen
- * exports. A CommonJS glue object is guarded in place (so anything else
- * holding it goes through the guard too); an ES module namespace (or a
- * bundler's getter-only stand-in for one) is copied.
+ * exports, which it guards (see ./guard.js).
  */
 export function install(exports) {
-  const writable =
-    Object.isExtensible(exports) &&
-    Object.values(Object.getOwnPropertyDescriptors(exports)).every((d) => d.writable === true);
-  const target = writable ? exports : {};
-  for (const [name, value] of Object.entries(exports)) {
-    if (typeof value !== 'function') {
-      if (target !== exports) target[name] = value;
-    } else if (name === 'Monitor' || name === 'Session') {
-      target[name] = guardMonitor(value);
-    } else if (name !== 'default' && name !== 'initSync') {
-      target[name] = guard(value);
-    } else if (target !== exports) {
-      target[name] = value;
-    }
-  }
-  core = target;
+  instance = guardInstance(exports, () => {
+    bytes = new Uint8Array(0);
+    data = new DataView(new ArrayBuffer(0));
+  });
+  core = instance.exports;
   memory = exports.ioMemory();
   bytes = new Uint8Array(0);
 }
@@ -126,7 +56,7 @@ export function assertReady() {
       'doom-loop-wasm is not initialised yet: `await init()` before the first call (browsers load the .wasm asynchronously)',
     );
   }
-  if (trapped !== undefined) throw deadError();
+  if (isDead()) throw deadError();
 }
 
 /**
@@ -136,7 +66,7 @@ export function assertReady() {
  * never write through either.
  */
 function view(capacity) {
-  if (trapped !== undefined) throw deadError();
+  if (isDead()) throw deadError();
   if (bytes.length < capacity || bytes.buffer !== memory.buffer) {
     const length = Math.max(capacity, bytes.length);
     const address = core.ioBuffer(length);

@@ -42,7 +42,13 @@ export type TranscriptFormat =
   | 'anthropic'
   | 'gemini'
   | 'swe-agent'
-  | 'mini-swe-agent';
+  | 'mini-swe-agent'
+  | 'gemini-cli'
+  | 'gemini-cli-chat'
+  | 'openhands'
+  | 'cline-ui'
+  | 'cline-history'
+  | 'pi';
 
 /** One call of an imported run. */
 export interface ImportedCall {
@@ -64,6 +70,8 @@ export interface ImportedRound {
   text: string | null;
   /** The round's calls, in order. */
   calls: ImportedCall[];
+  /** What the turn cost in model tokens, where the log records usage. */
+  tokens?: number;
 }
 
 /** An imported run, in the rounds format (what {@link replayTranscript} reads). */

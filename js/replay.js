@@ -27,7 +27,10 @@ const replayEncoder = new TextEncoder();
 // Where the runtime has a native gunzip reachable synchronously (Node ≥
 // 20.16, Bun, Deno: `process.getBuiltinModule`), gzip is inflated there —
 // about three times faster than in wasm; elsewhere (browsers, Workers) the
-// wasm module inflates it. Either way the call stays synchronous.
+// wasm module inflates it. Either way the call stays synchronous, and the
+// same limit applies: the core's MAX_DECOMPRESSED_BYTES (1 GiB) is Node's
+// `maxOutputLength`, and past it the input is refused with the core's
+// message, as the native CLI and the wasm path refuse it.
 const nativeGunzip = (() => {
   try {
     return globalThis.process?.getBuiltinModule?.('node:zlib')?.gunzipSync;
@@ -36,22 +39,33 @@ const nativeGunzip = (() => {
   }
 })();
 
-function inflated(bytes) {
+/** What `inflated` returns for gzip past the limit. */
+const REFUSED = Symbol('refused by the gzip limit');
+
+function inflated(bytes, core) {
   if (nativeGunzip === undefined || bytes.length < 2 || bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
   try {
-    return nativeGunzip(bytes);
-  } catch {
+    return nativeGunzip(bytes, { maxOutputLength: core.maxDecompressedBytes() });
+  } catch (error) {
+    if (error?.code === 'ERR_BUFFER_TOO_LARGE') return REFUSED;
     return bytes; // corrupt or truncated: let the core say so, with the place
   }
 }
 
-/** Bytes of a string or binary input; `undefined` for a parsed value. */
-function bytesOf(input) {
+/** Bytes of a string or binary input; `undefined` for a parsed value; REFUSED past the gzip limit. */
+function bytesOf(input, core) {
   if (typeof input === 'string') return replayEncoder.encode(input);
-  if (input instanceof Uint8Array) return inflated(input);
-  if (input instanceof ArrayBuffer) return inflated(new Uint8Array(input));
-  if (ArrayBuffer.isView(input)) return inflated(new Uint8Array(input.buffer, input.byteOffset, input.byteLength));
+  if (input instanceof Uint8Array) return inflated(input, core);
+  if (input instanceof ArrayBuffer) return inflated(new Uint8Array(input), core);
+  if (ArrayBuffer.isView(input)) return inflated(new Uint8Array(input.buffer, input.byteOffset, input.byteLength), core);
   return undefined;
+}
+
+/** The bytes of an input for a single-run call; throws the core's refusal past the gzip limit. */
+function singleBytes(input, name, core) {
+  const bytes = bytesOf(input, core);
+  if (bytes === REFUSED) throw new Error(core.gzipRefusal(name));
+  return bytes;
 }
 
 const optionArg = (doomLoop) => (doomLoop === undefined ? undefined : lower(doomLoop));
@@ -63,7 +77,7 @@ const optionArg = (doomLoop) => (doomLoop === undefined ? undefined : lower(doom
  */
 export function importTranscript(input, { name = '<input>' } = {}) {
   const core = toolingCore('importTranscript');
-  const bytes = bytesOf(input);
+  const bytes = singleBytes(input, name, core);
   const json = bytes === undefined ? core.importTranscript(lower(input)) : core.importTranscriptBytes(bytes, name);
   return JSON.parse(json);
 }
@@ -76,7 +90,7 @@ export function importTranscript(input, { name = '<input>' } = {}) {
  */
 export function replayTranscript(input, { doomLoop, name = '<input>' } = {}) {
   const core = toolingCore('replayTranscript');
-  const bytes = bytesOf(input);
+  const bytes = singleBytes(input, name, core);
   const json =
     bytes === undefined
       ? core.replayTranscript(lower(input), optionArg(doomLoop))
@@ -98,6 +112,18 @@ function isInput(item) {
 }
 
 /**
+ * A list of inputs (rather than one run's message list): every element
+ * looks like an input, or the core reads the array as a list of runs (as
+ * it would the same array in a file) — so a run with a `type` field does
+ * not turn the list into one input.
+ */
+function isInputList(inputs, core) {
+  if (!Array.isArray(inputs)) return false;
+  if (inputs.every(isInput)) return true;
+  return !inputs.some((item) => isNamedFile(item) || isBinary(item)) && core.isRunList(lower(inputs));
+}
+
+/**
  * Replays many runs under one or more options and counts what the
  * evaluation defines (runs, observed / blocked / stopped, calls refused and
  * saved, first interventions unchanged / changing / unknown / text,
@@ -115,16 +141,20 @@ function isInput(item) {
  */
 export function evaluateTranscripts(inputs, { options, doomLoop } = {}) {
   const core = toolingCore('evaluateTranscripts');
-  const list = Array.isArray(inputs) && inputs.every(isInput) ? inputs : [inputs];
+  const list = isInputList(inputs, core) ? inputs : [inputs];
   const chosen = options ?? (doomLoop === undefined ? [] : [{ label: 'option', option: doomLoop }]);
   const evaluator = new core.Evaluator(lower(chosen));
   try {
     list.forEach((input, index) => {
+      const add = (bytes, name) => {
+        if (bytes === REFUSED) evaluator.addGzipRefused(name);
+        else evaluator.addBytes(bytes, name);
+      };
       if (isNamedFile(input)) {
-        evaluator.addBytes(bytesOf(input.data), String(input.name ?? `input ${index + 1}`));
+        add(bytesOf(input.data, core), String(input.name ?? `input ${index + 1}`));
       } else {
-        const bytes = bytesOf(input);
-        if (bytes !== undefined) evaluator.addBytes(bytes, `input ${index + 1}`);
+        const bytes = bytesOf(input, core);
+        if (bytes !== undefined) add(bytes, `input ${index + 1}`);
         else {
           const id = String(input?.id ?? `input ${index + 1}`);
           const resolved = typeof input?.resolved === 'boolean' ? input.resolved : undefined;

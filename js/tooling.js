@@ -9,15 +9,20 @@
 // loads the tooling synchronously on first use instead) it works once the
 // replay entry has been initialised, and otherwise says what to do.
 
+import { guardInstance } from './guard.js';
+
 let glue;
 let api;
 
 /**
  * Called once by a replay entry: the full module's wasm-bindgen exports and
- * the tooling shim (`replay.js`) that wraps them.
+ * the tooling shim (`replay.js`) that wraps them. The exports are guarded
+ * (./guard.js) — a CommonJS glue object in place, so `npx doomloop`, which
+ * holds that object, goes through the same guard: after a trap, one named
+ * error forever, never an answer.
  */
 export function installTooling(exports, shim) {
-  glue = exports;
+  glue = guardInstance(exports).exports;
   api = shim;
 }
 

@@ -468,6 +468,12 @@ const FORMAT_NAMES = {
   gemini: 'Gemini contents',
   'swe-agent': 'a SWE-agent trajectory',
   'mini-swe-agent': 'a mini-swe-agent trajectory',
+  'gemini-cli': 'Gemini CLI stream-json events',
+  'gemini-cli-chat': 'a Gemini CLI chat file',
+  openhands: 'OpenHands events',
+  'cline-ui': 'a Cline / Roo Code ui_messages.json',
+  'cline-history': 'a Cline / Roo Code api_conversation_history.json',
+  pi: 'a pi session',
 };
 
 function replay() {

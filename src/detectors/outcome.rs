@@ -37,6 +37,8 @@
 //! [`MAX_FINGERPRINTS`] most recently called fingerprints with their last [`MAX_RECENT`] result
 //! identities.
 
+use indexmap::IndexMap;
+
 use crate::js_string::JsString;
 use crate::json::{Object, Value};
 
@@ -145,22 +147,21 @@ pub(crate) struct OutcomeEntry {
     pub(crate) result_round: Option<f64>,
 }
 
-/// Outcome evidence of every tool (persisted under `beyond.outcomes`).
+/// Outcome evidence of every tool (persisted under `beyond.outcomes`),
+/// keyed by tool name in first-seen order: a call or a result costs one
+/// hash lookup however many tools there are (the entries of one tool are
+/// at most [`MAX_FINGERPRINTS`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct OutcomeState {
-    pub(crate) tools: Vec<(JsString, Vec<OutcomeEntry>)>,
+    pub(crate) tools: IndexMap<JsString, Vec<OutcomeEntry>>,
 }
 
 impl OutcomeState {
     fn entries(&mut self, tool: &JsString) -> &mut Vec<OutcomeEntry> {
-        let index = match self.tools.iter().position(|(name, _)| name == tool) {
-            Some(i) => i,
-            None => {
-                self.tools.push((tool.clone(), Vec::new()));
-                self.tools.len() - 1
-            }
-        };
-        &mut self.tools[index].1
+        if !self.tools.contains_key(tool) {
+            self.tools.insert(tool.clone(), Vec::new());
+        }
+        &mut self.tools[tool]
     }
 
     /// The outcome streak of a call the reference scored `streak`: its
@@ -205,9 +206,8 @@ impl OutcomeState {
         // (exempt, or evicted) has no run to shape and leaves no empty entry.
         let entry = self
             .tools
-            .iter_mut()
-            .find(|(name, _)| name == tool)
-            .and_then(|(_, entries)| entries.iter_mut().find(|e| e.fingerprint == *fingerprint));
+            .get_mut(tool)
+            .and_then(|entries| entries.iter_mut().find(|e| e.fingerprint == *fingerprint));
         let Some(entry) = entry else {
             return false;
         };
@@ -279,7 +279,8 @@ impl OutcomeState {
             let excess = restored.len().saturating_sub(MAX_FINGERPRINTS);
             restored.drain(..excess);
             if !restored.is_empty() {
-                state.tools.push((tool.clone(), restored));
+                // A key listed twice in a blob: the last one wins, as in JS.
+                state.tools.insert(tool.clone(), restored);
             }
         }
         state
@@ -363,7 +364,7 @@ mod tests {
         tools.push_str("\"bad\":{\"recent\":\"x\",\"last\":1},\"neg\":{\"recent\":[],\"base\":0,\"last\":-1}},\"u\":7}");
         let s = OutcomeState::from_value(Some(&parse(&tools).unwrap()));
         assert_eq!(s.tools.len(), 1);
-        let entries = &s.tools[0].1;
+        let entries = &s.tools[0];
         assert_eq!(entries.len(), MAX_FINGERPRINTS);
         assert_eq!(entries[0].fingerprint, JsString::from("f8"), "the first listed go first");
         assert!(entries.iter().all(|e| e.recent.len() == MAX_RECENT && e.base == 4.0 && e.last == 4.0));
@@ -381,7 +382,7 @@ mod tests {
             s.record(&t, &page, JsString::from(format!("p{round}")), round, 2);
             s.streak(&t, &JsString::from(format!("other {round}")), 1.0, round + 0.5);
         }
-        let entries = &s.tools[0].1;
+        let entries = &s.tools[0];
         assert_eq!(entries.len(), MAX_FINGERPRINTS);
         assert!(entries.iter().any(|e| e.fingerprint == page && e.recent.len() == MAX_RECENT));
     }

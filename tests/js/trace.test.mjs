@@ -28,6 +28,13 @@ const formats = {
   'mini-swe-agent.traj.json': 'mini-swe-agent',
   'chat-messages.jsonl': 'openai-chat',
   'claude-code-session.jsonl': 'anthropic',
+  'gemini-cli-stream.jsonl': 'gemini-cli',
+  'gemini-cli-chat.json': 'gemini-cli-chat',
+  'openhands-events.json': 'openhands',
+  'cline-ui-messages.json': 'cline-ui',
+  'cline-api-history.json': 'cline-history',
+  'pi-session.jsonl': 'pi',
+  'mini-swe-agent-mswea.traj.json': 'mini-swe-agent',
 };
 
 test('every format is imported from its file bytes, with each call’s result', () => {

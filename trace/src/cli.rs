@@ -11,13 +11,13 @@
 //! `doomloop: `); a [`ReplayRun::finding`] is not an error but the
 //! `--fail-on` outcome, which the front-ends turn into exit status 1.
 
-use doom_loop::config::recommended_doom_loop_option;
+use doom_loop::config::{recommended_doom_loop_option, resolve_doom_loop_option};
 use doom_loop::json::{parse, Value};
 use doom_loop::ladder::Action;
 use doom_loop::{canonicalize, fingerprint_tool_call, JsString};
 
 use crate::eval::{EvalOption, Evaluation};
-use crate::import::import_single;
+use crate::import::import_one;
 use crate::replay::{replay, Timeline};
 
 /// Parses `text` as strict JSON (nesting up to
@@ -79,12 +79,12 @@ pub fn replay_bytes(
     json: bool,
     fail_on: Option<Action>,
 ) -> Result<ReplayRun, String> {
-    let mut transcript = import_single(bytes, name).map_err(|e| e.to_string())?;
+    let (mut transcript, mut warnings) = import_one(bytes, name).map_err(|e| e.to_string())?;
     if let Some(option) = option.value()? {
         transcript.option = option;
     }
     let mut timeline = replay(&transcript).map_err(|e| e.to_string())?;
-    let warnings = std::mem::take(&mut timeline.warnings);
+    warnings.append(&mut timeline.warnings);
     let stdout = if json {
         // The JSON keeps its warnings: it is the whole record, for machines.
         let mut whole = timeline.clone();
@@ -128,7 +128,8 @@ impl OptionChoice<'_> {
 /// the defaults alone.
 ///
 /// # Errors
-/// An `--option` that is not JSON.
+/// An `--option` that is not JSON, that the config rejects, or that turns
+/// detection off — a usage error, as for `replay`, not a failure per run.
 pub fn eval_options(options: &[String], recommended: bool, compare: bool) -> Result<Vec<EvalOption>, String> {
     let mut out = Vec::new();
     if compare {
@@ -136,7 +137,13 @@ pub fn eval_options(options: &[String], recommended: bool, compare: bool) -> Res
     }
     for (i, text) in options.iter().enumerate() {
         let what = if options.len() > 1 { format!("--option {}", i + 1) } else { "--option".into() };
-        out.push(EvalOption::new(format!("option {}", i + 1), read_json(text, &what)?));
+        let value = read_json(text, &what)?;
+        match resolve_doom_loop_option(Some(&value)).result {
+            Err(error) => return Err(format!("{what}: {error}")),
+            Ok(None) => return Err(format!("{what} turns detection off: there is nothing to evaluate")),
+            Ok(Some(_)) => {}
+        }
+        out.push(EvalOption::new(format!("option {}", i + 1), value));
     }
     if recommended || compare {
         out.push(EvalOption::new("recommended", recommended_doom_loop_option()));
@@ -162,7 +169,7 @@ pub struct EvalRun {
 pub fn eval_finish(evaluation: &Evaluation, json: bool, fail_on: Option<Action>) -> EvalRun {
     let report = evaluation.report();
     let stdout = if json { format!("{}\n", report.to_json()) } else { report.render() };
-    let mut warnings = Vec::new();
+    let mut warnings = report.warnings.clone();
     let failed = report.options.iter().map(|o| o.total.failed).max().unwrap_or(0);
     let read = report.options.first().map_or(0, |o| o.total.runs + o.total.failed);
     if failed > 0 {
@@ -192,6 +199,39 @@ pub fn eval_finish(evaluation: &Evaluation, json: bool, fail_on: Option<Action>)
         warnings,
         finding,
     }
+}
+
+/// `doomloop eval --sessions`: one line per session that reached a block
+/// or a stop under some option, worst first, with what a stop would have
+/// saved there.
+pub fn sessions_text(evaluation: &Evaluation) -> String {
+    let labels: Vec<&str> = evaluation.options().iter().map(|o| o.label.as_str()).collect();
+    let mut rows: Vec<(u8, String)> = Vec::new();
+    for session in evaluation.sessions() {
+        let mut worst = 0;
+        let mut cells = Vec::new();
+        for (label, track) in labels.iter().zip(&session.tracks) {
+            let stopped = track.rungs.contains('S') || (track.saved_calls > 0);
+            let blocked = track.rungs.contains('b');
+            worst = worst.max(if stopped { 2 } else { u8::from(blocked) });
+            let cell = match (&track.first, stopped) {
+                (Some((round, _)), true) => {
+                    let tokens = track.saved_tokens.map_or(String::new(), |t| format!(", {} tokens", doom_loop::json::js_number(t)));
+                    format!("{label}: stop (first block or stop at round {round}; {} calls{tokens} saved)", track.saved_calls)
+                }
+                (Some((round, _)), false) => format!("{label}: block at round {round}"),
+                _ => format!("{label}: -"),
+            };
+            cells.push(cell);
+        }
+        if worst > 0 {
+            rows.push((worst, format!("  {} {}: {}\n", session.source, session.id, cells.join("; "))));
+        }
+    }
+    rows.sort_by_key(|row| std::cmp::Reverse(row.0));
+    let mut out = format!("sessions with a block or stop: {} of {}\n", rows.len(), evaluation.sessions().len());
+    rows.into_iter().for_each(|(_, row)| out.push_str(&row));
+    out
 }
 
 /// The first verdict at or above `rung`, as the `--fail-on` message.

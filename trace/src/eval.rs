@@ -25,15 +25,18 @@
 //! ```
 
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::Path;
 
+use indexmap::IndexMap;
+
 use doom_loop::error::Result;
-use doom_loop::json::{to_json, write_json_string, Value};
+use doom_loop::json::{js_number, to_json, write_json_string, Value};
 use doom_loop::ladder::Action;
 use doom_loop::monitor::Verdict;
 use doom_loop::JsString;
 
-use crate::import::{import_path, ImportedRun};
+use crate::import::{for_each_file_run, for_each_run, gzip_refused, unreadable, walk, ImportedRun, Skipped};
 use crate::replay::{replay, Timeline, Transcript};
 
 /// One option to evaluate, with the label reports show.
@@ -142,6 +145,10 @@ pub struct RunOutcome {
     pub refused: usize,
     /// Calls of the trace after the stopping call.
     pub saved: usize,
+    /// Model tokens the trace records (`None`: it records none).
+    pub tokens: Option<f64>,
+    /// Of those, the tokens of the turns after the stopping one.
+    pub saved_tokens: Option<f64>,
     /// The first `block` or `stop`.
     pub first: Option<Intervention>,
     /// The class of the stopping verdict, for a stopped run.
@@ -180,6 +187,10 @@ pub struct Metrics {
     pub refused: usize,
     /// Calls saved by a stop.
     pub saved: usize,
+    /// Model tokens in the traces that record usage.
+    pub tokens: f64,
+    /// Tokens of the turns after a stop, in those traces.
+    pub saved_tokens: f64,
     /// Runs by the class of their first intervention.
     pub first: Split,
     /// The same, successful runs only.
@@ -210,6 +221,8 @@ impl Metrics {
         self.calls += outcome.calls;
         self.refused += outcome.refused;
         self.saved += outcome.saved;
+        self.tokens += outcome.tokens.unwrap_or(0.0);
+        self.saved_tokens += outcome.saved_tokens.unwrap_or(0.0);
         if let Some(first) = &outcome.first {
             self.first.add(first.class);
             if ok {
@@ -236,6 +249,8 @@ impl Metrics {
         self.calls += other.calls;
         self.refused += other.refused;
         self.saved += other.saved;
+        self.tokens += other.tokens;
+        self.saved_tokens += other.saved_tokens;
         self.first.merge(&other.first);
         self.first_resolved.merge(&other.first_resolved);
         self.stops.merge(&other.stops);
@@ -256,13 +271,31 @@ pub struct Failure {
     pub error: String,
 }
 
+/// Most failures a report lists; the others are counted
+/// ([`Report::failures_omitted`]).
+pub const MAX_LISTED_FAILURES: usize = 100;
+/// Most warnings an evaluation keeps; the others are counted.
+pub const MAX_WARNINGS: usize = 20;
+/// Longest failure message kept, in characters (the rest is cut, with `…`).
+pub const MAX_FAILURE_CHARS: usize = 1200;
+
 /// An evaluation in progress: add runs, then take a [`Report`].
+///
+/// Memory stays bounded however many runs are added: runs are replayed
+/// and counted as they arrive (a file's runs one at a time), sources are
+/// keyed, and at most [`MAX_LISTED_FAILURES`] failures and
+/// [`MAX_WARNINGS`] warnings are kept (the rest counted).
 #[derive(Clone, Debug)]
 pub struct Evaluation {
     options: Vec<EvalOption>,
     /// Per source, in first-seen order: metrics per option.
-    sources: Vec<(String, Vec<Metrics>)>,
+    sources: IndexMap<String, Vec<Metrics>>,
     failures: Vec<Failure>,
+    /// Per-session tracks, kept only when asked for (`--html`).
+    sessions: Option<Vec<SessionRow>>,
+    failures_omitted: usize,
+    warnings: Vec<String>,
+    warnings_omitted: usize,
 }
 
 impl Evaluation {
@@ -275,9 +308,26 @@ impl Evaluation {
         };
         Evaluation {
             options,
-            sources: Vec::new(),
+            sources: IndexMap::new(),
             failures: Vec::new(),
+            sessions: None,
+            failures_omitted: 0,
+            warnings: Vec::new(),
+            warnings_omitted: 0,
         }
+    }
+
+    /// Also keeps, per run, the rung each call reached under each option
+    /// (what `doomloop eval --html` draws). Off by default: a folder of
+    /// runs then costs only its counts.
+    pub fn keep_sessions(mut self) -> Self {
+        self.sessions = Some(Vec::new());
+        self
+    }
+
+    /// The sessions kept by [`Evaluation::keep_sessions`] (empty otherwise).
+    pub fn sessions(&self) -> &[SessionRow] {
+        self.sessions.as_deref().unwrap_or_default()
     }
 
     /// The options being evaluated.
@@ -286,15 +336,41 @@ impl Evaluation {
     }
 
     fn source_metrics(&mut self, source: &str) -> &mut Vec<Metrics> {
-        let index = match self.sources.iter().position(|(s, _)| s == source) {
-            Some(index) => index,
-            None => {
-                self.sources
-                    .push((source.to_string(), vec![Metrics::default(); self.options.len()]));
-                self.sources.len() - 1
-            }
-        };
-        &mut self.sources[index].1
+        if !self.sources.contains_key(source) {
+            self.sources
+                .insert(source.to_string(), vec![Metrics::default(); self.options.len()]);
+        }
+        &mut self.sources[source]
+    }
+
+    fn fail(&mut self, failure: Failure) {
+        if self.failures.len() < MAX_LISTED_FAILURES {
+            self.failures.push(Failure {
+                error: capped(failure.error),
+                ..failure
+            });
+        } else {
+            self.failures_omitted += 1;
+        }
+    }
+
+    /// Adds a warning (what the walk skipped, lines an import read past);
+    /// past [`MAX_WARNINGS`] they are counted.
+    pub fn warn(&mut self, warning: String) {
+        if self.warnings.len() < MAX_WARNINGS {
+            self.warnings.push(capped(warning));
+        } else {
+            self.warnings_omitted += 1;
+        }
+    }
+
+    /// The warnings so far, with a last line counting those not kept.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = self.warnings.clone();
+        if self.warnings_omitted > 0 {
+            out.push(format!("{} more warning(s) not shown", self.warnings_omitted));
+        }
+        out
     }
 
     /// Replays one run under every option and counts it. `resolved` is its
@@ -305,7 +381,7 @@ impl Evaluation {
             Ok(transcript) => transcript,
             Err(error) => {
                 self.source_metrics(source).iter_mut().for_each(|m| m.failed += 1);
-                self.failures.push(Failure {
+                self.fail(Failure {
                     source: source.to_string(),
                     id: id.to_string(),
                     option: None,
@@ -314,36 +390,107 @@ impl Evaluation {
                 return;
             }
         };
+        let mut row = self.sessions.is_some().then(|| SessionRow {
+            source: source.to_string(),
+            id: id.to_string(),
+            resolved,
+            tracks: Vec::new(),
+        });
+        let round_calls: Vec<usize> = transcript.rounds.iter().map(|r| r.calls.len()).collect();
+        let round_tokens: Vec<Option<f64>> = transcript.rounds.iter().map(|r| r.tokens).collect();
         for index in 0..self.options.len() {
             transcript.option = self.options[index].option.clone();
-            match evaluate_run(&transcript) {
+            let replayed = replay(&transcript).map(|timeline| {
+                if let Some(row) = row.as_mut() {
+                    row.tracks.push(track(&timeline, &round_calls, &round_tokens));
+                }
+                measure(&transcript, &timeline)
+            });
+            match replayed {
                 Ok(outcome) => self.source_metrics(source)[index].add(&outcome, resolved),
                 Err(error) => {
                     self.source_metrics(source)[index].failed += 1;
-                    self.failures.push(Failure {
+                    let label = self.options[index].label.clone();
+                    self.fail(Failure {
                         source: source.to_string(),
                         id: id.to_string(),
-                        option: Some(self.options[index].label.clone()),
+                        option: Some(label),
                         error: format!("{id}: {error}"),
                     });
                 }
             }
         }
+        if let (Some(sessions), Some(row)) = (self.sessions.as_mut(), row) {
+            sessions.push(row);
+        }
     }
 
-    /// [`Evaluation::add_run`] for an imported run.
+    /// [`Evaluation::add_run`] for an imported run (its warnings kept).
     pub fn add_imported(&mut self, run: ImportedRun) {
+        for warning in run.warnings {
+            self.warn(warning);
+        }
         self.add_run(&run.source, &run.id, run.resolved, run.transcript);
     }
 
-    /// Imports and adds every run under a path (a file, or a directory's
-    /// trace files; `.jsonl.gz` with a run per line included). Returns the
-    /// number of runs read (failed ones included).
-    pub fn add_path(&mut self, path: &Path) -> usize {
-        let runs = import_path(path);
-        let count = runs.len();
-        for run in runs {
+    /// Adds every run of an input (file contents: JSON, JSON Lines, gzip),
+    /// each replayed as soon as it is read; returns how many runs were read
+    /// (failed ones included).
+    pub fn add_reader(&mut self, reader: impl Read, name: &str) -> usize {
+        let mut count = 0;
+        for_each_run(reader, name, &mut |run| {
+            count += 1;
             self.add_imported(run);
+        });
+        count
+    }
+
+    /// [`Evaluation::add_reader`] over bytes.
+    pub fn add_bytes(&mut self, bytes: &[u8], name: &str) -> usize {
+        self.add_reader(bytes, name)
+    }
+
+    /// Counts an input that could not be read (`reason`: the I/O error) as
+    /// a failed run naming it.
+    pub fn add_unreadable(&mut self, name: &str, reason: &str) {
+        self.add_imported(unreadable(name, reason));
+    }
+
+    /// Counts an input refused by the gzip limit as a failed run naming it.
+    pub fn add_gzip_refused(&mut self, name: &str) {
+        self.add_imported(gzip_refused(name));
+    }
+
+    /// Notes a directory entry the walk did not read.
+    pub fn add_skipped(&mut self, path: &str, why: Skipped) {
+        self.warn(why.message(path));
+    }
+
+    /// Imports and adds every run under a path (a file, or a directory's
+    /// trace files; `.jsonl.gz` with a run per line included), a file at a
+    /// time and a run at a time. Returns the number of runs read (failed
+    /// ones included); a path that cannot be read is one failed run.
+    pub fn add_path(&mut self, path: &Path) -> usize {
+        let name = path.display().to_string();
+        let walk = match walk(path) {
+            Ok(walk) => walk,
+            Err(error) => {
+                self.add_unreadable(&name, error.message());
+                return 1;
+            }
+        };
+        for (path, why) in &walk.skipped {
+            self.add_skipped(&path.display().to_string(), *why);
+        }
+        let mut count = walk.unreadable.len();
+        for (dir, error) in &walk.unreadable {
+            self.add_unreadable(&dir.display().to_string(), error);
+        }
+        for file in &walk.files {
+            for_each_file_run(file, &mut |run| {
+                count += 1;
+                self.add_imported(run);
+            });
         }
         count
     }
@@ -373,7 +520,17 @@ impl Evaluation {
         Report {
             options,
             failures: self.failures.clone(),
+            failures_omitted: self.failures_omitted,
+            warnings: self.warnings(),
         }
+    }
+}
+
+/// A message cut to [`MAX_FAILURE_CHARS`] characters.
+fn capped(message: String) -> String {
+    match message.char_indices().nth(MAX_FAILURE_CHARS) {
+        Some((end, _)) => format!("{}…", &message[..end]),
+        None => message,
     }
 }
 
@@ -396,8 +553,14 @@ pub struct OptionReport {
 pub struct Report {
     /// One entry per option, in the order given.
     pub options: Vec<OptionReport>,
-    /// Runs that failed to import or replay.
+    /// Runs that failed to import or replay (at most
+    /// [`MAX_LISTED_FAILURES`]).
     pub failures: Vec<Failure>,
+    /// Failures past [`MAX_LISTED_FAILURES`], counted but not listed.
+    pub failures_omitted: usize,
+    /// What the import and the walk noticed but read past (see
+    /// [`Evaluation::warnings`]).
+    pub warnings: Vec<String>,
 }
 
 /// Replays one run (under its own `option`) and measures it.
@@ -415,8 +578,10 @@ fn is_intervention(verdict: &Verdict) -> bool {
 
 /// The counts of one replayed run (see the module docs).
 pub fn measure(transcript: &Transcript, timeline: &Timeline) -> RunOutcome {
+    let recorded = transcript.rounds.iter().any(|r| r.tokens.is_some());
     let mut outcome = RunOutcome {
         calls: transcript.rounds.iter().map(|r| r.calls.len()).sum(),
+        tokens: recorded.then(|| transcript.rounds.iter().filter_map(|r| r.tokens).sum()),
         ..RunOutcome::default()
     };
     let mut by_fingerprint: HashMap<&[u8], Vec<Option<&Value>>> = HashMap::new();
@@ -470,6 +635,11 @@ pub fn measure(transcript: &Transcript, timeline: &Timeline) -> RunOutcome {
         calls_before += round.calls.len();
     }
     outcome.stopped = timeline.stop_verdict.is_some();
+    if recorded && outcome.stopped {
+        // The turns after the stopping one would not have been requested.
+        let replayed = timeline.rounds.len();
+        outcome.saved_tokens = Some(transcript.rounds.iter().skip(replayed).filter_map(|r| r.tokens).sum());
+    }
     outcome
 }
 
@@ -569,13 +739,27 @@ impl Report {
                 out.push_str(line.join("  ").trim_end());
                 out.push('\n');
             }
+            if option.total.tokens > 0.0 {
+                let m = &option.total;
+                out.push_str(&format!(
+                    "tokens (where the logs record usage): {} recorded, {} after a stop ({:.1}%)\n",
+                    js_number(m.tokens),
+                    js_number(m.saved_tokens),
+                    100.0 * m.saved_tokens / m.tokens
+                ));
+            }
             out.push('\n');
         }
         out.push_str(
             "(N) = successful runs among N; unchanged/changing/unknown/text classify each run's first block or stop\n",
         );
         if !self.failures.is_empty() {
-            out.push_str(&format!("{} run(s) failed:\n", self.failures.len()));
+            let total = self.failures.len() + self.failures_omitted;
+            if self.failures_omitted > 0 {
+                out.push_str(&format!("{total} run(s) failed (the first {} listed):\n", self.failures.len()));
+            } else {
+                out.push_str(&format!("{total} run(s) failed:\n"));
+            }
             for failure in &self.failures {
                 match &failure.option {
                     Some(option) => out.push_str(&format!("  [{option}] {}\n", failure.error)),
@@ -634,6 +818,13 @@ impl Report {
             push_string(&failure.error, &mut out);
             out.push('}');
         }
+        out.push_str(&format!("],\"failuresOmitted\":{},\"warnings\":[", self.failures_omitted));
+        for (i, warning) in self.warnings.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            push_string(warning, &mut out);
+        }
         out.push_str("]}");
         out
     }
@@ -662,7 +853,7 @@ fn metrics_json(m: &Metrics, out: &mut String) {
     out.push_str(&format!(
         "{{\"runs\":{},\"failed\":{},\"labelled\":{},\"resolved\":{},\"observed\":{},\"blocked\":{},\"stopped\":{},\
 \"intervened\":{},\"resolvedObserved\":{},\"resolvedBlocked\":{},\"resolvedStopped\":{},\"calls\":{},\"refused\":{},\
-\"saved\":{},\"refusedPercent\":{},\"savedPercent\":{},\"firstIntervention\":{},\"firstInterventionResolved\":{},\"stops\":{},\"caughtUnchanged\":{}}}",
+\"saved\":{},\"tokens\":{},\"savedTokens\":{},\"refusedPercent\":{},\"savedPercent\":{},\"firstIntervention\":{},\"firstInterventionResolved\":{},\"stops\":{},\"caughtUnchanged\":{}}}",
         m.runs,
         m.failed,
         m.labelled,
@@ -677,6 +868,8 @@ fn metrics_json(m: &Metrics, out: &mut String) {
         m.calls,
         m.refused,
         m.saved,
+        doom_loop::json::js_number(m.tokens),
+        doom_loop::json::js_number(m.saved_tokens),
         doom_loop::json::js_number(percent_number(m.refused, m.calls)),
         doom_loop::json::js_number(percent_number(m.saved, m.calls)),
         split_json(&m.first),
@@ -684,4 +877,111 @@ fn metrics_json(m: &Metrics, out: &mut String) {
         split_json(&m.stops),
         m.caught_unchanged,
     ));
+}
+
+/// The per-call rungs of one session under one option.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SessionTrack {
+    /// One character per tool call of the trace, in order: `.` no verdict,
+    /// `o` observe, `s` steer, `e` escalate, `b` block, `S` stop, `x` not
+    /// run (after a stop).
+    pub rungs: String,
+    /// Calls a stop would have saved.
+    pub saved_calls: usize,
+    /// Model tokens of the turns after the stop, where the log records them.
+    pub saved_tokens: Option<f64>,
+    /// The first block or stop: its 1-based round and message.
+    pub first: Option<(usize, String)>,
+}
+
+/// One session of the page: where it came from and its tracks.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SessionRow {
+    /// The run's source (file stem, or its `source` field).
+    pub source: String,
+    /// The run's id or place.
+    pub id: String,
+    /// Success label, where the log has one.
+    pub resolved: Option<bool>,
+    /// One track per evaluated option, in the report's order.
+    pub tracks: Vec<SessionTrack>,
+}
+
+impl SessionRow {
+    /// The strongest rung any of its tracks reached (0 none … 5 stop).
+    pub(crate) fn severity(&self) -> u8 {
+        self.tracks
+            .iter()
+            .flat_map(|t| t.rungs.bytes())
+            .map(|c| match c {
+                b'S' => 5,
+                b'b' => 4,
+                b'e' => 3,
+                b's' => 2,
+                b'o' => 1,
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+fn rung_char(action: Action) -> char {
+    match action {
+        Action::Observe => 'o',
+        Action::Steer => 's',
+        Action::Escalate => 'e',
+        Action::Block => 'b',
+        Action::Stop => 'S',
+    }
+}
+
+/// The track of a replayed run: `round_calls` and `round_tokens` are the
+/// calls and (where recorded) tokens of each of the transcript's rounds.
+/// Calls after a stop are `x`, counted as [`crate::eval`] counts `saved`:
+/// after the stopping call, or from the start of the round whose text
+/// stopped the run.
+pub fn track(timeline: &Timeline, round_calls: &[usize], round_tokens: &[Option<f64>]) -> SessionTrack {
+    let mut rungs = String::new();
+    let mut first = None;
+    let mut stopped_at_round = None;
+    for round in &timeline.rounds {
+        if stopped_at_round.is_some() {
+            break;
+        }
+        if let Some(verdict) = round.text_verdict.as_ref().filter(|v| v.action == Action::Stop) {
+            first.get_or_insert((round.round, verdict.message.to_string()));
+            stopped_at_round = Some(round.round);
+            break;
+        }
+        for call in &round.calls {
+            if stopped_at_round.is_some() {
+                rungs.push('x');
+                continue;
+            }
+            let action = call.verdict.as_ref().map(|v| v.action);
+            rungs.push(action.map_or('.', rung_char));
+            if let Some(verdict) = call.verdict.as_ref().filter(|v| matches!(v.action, Action::Block | Action::Stop)) {
+                first.get_or_insert((round.round, verdict.message.to_string()));
+            }
+            if action == Some(Action::Stop) {
+                stopped_at_round = Some(round.round);
+            }
+        }
+    }
+    let total: usize = round_calls.iter().sum();
+    let run = rungs.chars().filter(|c| *c != 'x').count();
+    let saved_calls = if stopped_at_round.is_some() { total.saturating_sub(run) } else { 0 };
+    let missing = total.saturating_sub(rungs.chars().count());
+    rungs.extend(std::iter::repeat_n('x', if stopped_at_round.is_some() { missing } else { 0 }));
+    let saved_tokens = stopped_at_round.and_then(|round| {
+        let after = round_tokens.get(round..).unwrap_or_default();
+        after.iter().any(Option::is_some).then(|| after.iter().flatten().sum())
+    });
+    SessionTrack {
+        rungs,
+        saved_calls,
+        saved_tokens,
+        first,
+    }
 }

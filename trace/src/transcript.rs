@@ -33,6 +33,9 @@ pub struct TranscriptRound {
     pub text: Option<JsString>,
     /// Tool calls, in order.
     pub calls: Vec<TranscriptCall>,
+    /// Model tokens this turn cost (input + output, cache included), where
+    /// the log records usage; what a stop before it would have saved.
+    pub tokens: Option<f64>,
 }
 
 /// A transcript ready to replay.
@@ -95,7 +98,12 @@ impl Transcript {
                 }
                 out.push_str(&format!(",\"failed\":{}}}", call.failed));
             }
-            out.push_str("]}");
+            out.push(']');
+            if let Some(tokens) = round.tokens {
+                out.push_str(",\"tokens\":");
+                out.push_str(&doom_loop::json::js_number(tokens));
+            }
+            out.push('}');
         }
         out.push_str("]}");
         out

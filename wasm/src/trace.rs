@@ -12,7 +12,7 @@ use doom_loop::json::write_json_string;
 use doom_loop::{Error, ErrorKind, JsString, Value};
 use doom_loop_trace::cli::{self, OptionChoice};
 use doom_loop_trace::eval::{EvalOption, Evaluation};
-use doom_loop_trace::import::{import_bytes, import_detected, ImportedRun};
+use doom_loop_trace::import::{import_bytes, import_detected, gzip_limit_error, ImportedRun, Skipped, MAX_DECOMPRESSED_BYTES};
 use doom_loop_trace::replay::{replay, Transcript};
 use wasm_bindgen::prelude::*;
 
@@ -138,10 +138,14 @@ impl Evaluator {
     /// line, gzip); returns how many runs were read (failed ones included).
     #[wasm_bindgen(js_name = addBytes)]
     pub fn add_bytes(&mut self, bytes: &[u8], name: &str) -> usize {
-        let runs = import_bytes(bytes, name);
-        let count = runs.len();
-        runs.into_iter().for_each(|run| self.inner.add_imported(run));
-        count
+        self.inner.add_bytes(bytes, name)
+    }
+
+    /// Counts an input refused by the gzip limit (Node's own gunzip hit
+    /// it) as a failed run, with the core's message.
+    #[wasm_bindgen(js_name = addGzipRefused)]
+    pub fn add_gzip_refused(&mut self, name: &str) {
+        self.inner.add_gzip_refused(name);
     }
 
     /// Adds one run given as a lowered JS value; `source`/`id` name it,
@@ -229,13 +233,13 @@ fn cli_run(stdout: &str, warnings: &[String], finding: Option<&str>) -> String {
     out
 }
 
-/// `doomloop eval`: the npm CLI reads the files (it has the file system)
-/// and hands each one's bytes here; runs are imported first, then added in
-/// steps so that the CLI can show progress.
+/// `doomloop eval`: the npm CLI walks the folders and reads the files (it
+/// has the file system) and hands each one's bytes here, where its runs
+/// are replayed one at a time as they are read — a file at a time, as the
+/// native CLI does.
 #[wasm_bindgen(js_name = CliEval)]
 pub struct CliEval {
     evaluation: Evaluation,
-    pending: std::collections::VecDeque<ImportedRun>,
 }
 
 #[wasm_bindgen(js_class = CliEval)]
@@ -246,31 +250,51 @@ impl CliEval {
     pub fn new(options: Vec<String>, recommended: bool, compare: bool) -> Result<CliEval> {
         Ok(CliEval {
             evaluation: Evaluation::new(cli::eval_options(&options, recommended, compare).map_err(cli_error)?),
-            pending: std::collections::VecDeque::new(),
         })
     }
 
-    /// Reads the runs of one file's bytes; returns how many runs are pending.
+    /// Evaluates the runs of one file's bytes; returns how many were read.
     pub fn import(&mut self, bytes: &[u8], name: &str) -> usize {
-        self.pending.extend(import_bytes(bytes, name));
-        self.pending.len()
+        self.evaluation.add_bytes(bytes, name)
     }
 
-    /// Replays up to `count` pending runs; returns how many remain.
-    pub fn step(&mut self, count: usize) -> usize {
-        for _ in 0..count {
-            match self.pending.pop_front() {
-                Some(run) => self.evaluation.add_imported(run),
-                None => break,
-            }
-        }
-        self.pending.len()
+    /// A file that could not be read (`reason`: the OS error, as Rust
+    /// words it): a failed run naming it.
+    pub fn unreadable(&mut self, name: &str, reason: &str) {
+        self.evaluation.add_unreadable(name, reason);
+    }
+
+    /// An entry the walk did not read (`why`: `directory-link`, `walked`,
+    /// `fifo`, `socket`, `device`): a warning naming it.
+    pub fn skipped(&mut self, path: &str, why: &str) -> Result<()> {
+        let why = Skipped::from_name(why).ok_or_else(|| cli_error(format!("unknown skip reason {why:?}")))?;
+        self.evaluation.add_skipped(path, why);
+        Ok(())
     }
 
     /// The report and outcome: `{stdout, warnings, finding}` as JSON.
     pub fn finish(&mut self, json: bool, fail_on: Option<String>) -> Result<String> {
-        self.step(usize::MAX);
         let run = cli::eval_finish(&self.evaluation, json, rung(fail_on)?);
         Ok(cli_run(&run.stdout, &run.warnings, run.finding.as_deref()))
     }
+}
+
+/// The most bytes gzip input may decompress to (the npm package gives
+/// Node's own gunzip the same limit).
+#[wasm_bindgen(js_name = maxDecompressedBytes)]
+pub fn max_decompressed_bytes() -> f64 {
+    MAX_DECOMPRESSED_BYTES as f64
+}
+
+/// The error for an input refused by the gzip limit, placed at `name`.
+#[wasm_bindgen(js_name = gzipRefusal)]
+pub fn gzip_refusal(name: &str) -> String {
+    format!("{name}: {}", gzip_limit_error().message())
+}
+
+/// Whether a lowered array is a list of runs (rather than one run's
+/// messages), as the importers decide for a file.
+#[wasm_bindgen(js_name = isRunList)]
+pub fn is_run_list(document: &str) -> Result<bool> {
+    Ok(doom_loop_trace::import::is_run_list(&lowered(document)?))
 }

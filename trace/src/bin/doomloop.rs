@@ -1,5 +1,5 @@
 //! `doomloop`: the native CLI over the core (`doomloop --help` lists the
-//! subcommands; docs/readme/cli.md has the usage and the exit codes).
+//! subcommands; docs/cli.md has the usage and the exit codes).
 //!
 //! Failing cleanly is part of the interface: every argv is parsed as
 //! `OsString` (a non-UTF-8 argument is a usage error naming it, never a
@@ -18,7 +18,7 @@ use doom_loop::json::parse;
 use doom_loop::ladder::Action;
 use doom_loop_trace::cli::{self, OptionChoice};
 use doom_loop_trace::eval::Evaluation;
-use doom_loop_trace::import::{import_bytes, trace_files, ImportedRun};
+use doom_loop_trace::import::walk;
 
 /// The bundled example transcript: the default input of `replay`.
 const BILLING_AGENT: &str = include_str!("../../../examples/billing-agent.json");
@@ -31,8 +31,8 @@ const EXIT_ERROR: u8 = 2;
 /// Exit status when stdout is closed early (`| head -1`): 128 + SIGPIPE,
 /// what a shell reports for a tool killed by the signal.
 const EXIT_BROKEN_PIPE: u8 = 141;
-/// `eval` shows a progress line (on a terminal) from this many runs on.
-const PROGRESS_FROM_RUNS: usize = 200;
+/// `eval` shows a progress line (on a terminal) from this many files on.
+const PROGRESS_FROM_FILES: usize = 20;
 
 #[derive(Parser)]
 #[command(
@@ -107,6 +107,12 @@ enum Command {
         /// Exit 1 when any run reaches this rung (or a stronger one) under any option
         #[arg(long, value_enum, value_name = "RUNG")]
         fail_on: Option<FailOn>,
+        /// Also list every session that reached a block or stop, with the calls (and tokens) a stop would have saved
+        #[arg(long)]
+        sessions: bool,
+        /// Write a self-contained HTML page (totals, and a timeline per session coloured by rung) to FILE
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
 }
 
@@ -239,17 +245,23 @@ fn run(command: Command, out: &mut impl Write) -> Outcome {
             compare,
             json,
             fail_on,
+            sessions,
+            html,
         } => {
             let options = cli::eval_options(&options, recommended, compare).map_err(Failure::Input)?;
-            let runs = import_all(&paths)?;
             let mut evaluation = Evaluation::new(options);
-            let mut progress = Progress::new(runs.len());
-            for (done, run) in runs.into_iter().enumerate() {
-                evaluation.add_imported(run);
-                progress.show(done + 1);
+            if sessions || html.is_some() {
+                evaluation = evaluation.keep_sessions();
             }
-            progress.clear();
-            let run = cli::eval_finish(&evaluation, json, fail_on.map(FailOn::action));
+            evaluate_all(&paths, &mut evaluation)?;
+            let mut run = cli::eval_finish(&evaluation, json, fail_on.map(FailOn::action));
+            if sessions && !json {
+                run.stdout.push_str(&cli::sessions_text(&evaluation));
+            }
+            if let Some(file) = html {
+                let page = doom_loop_trace::html::render(&evaluation.report(), evaluation.sessions());
+                std::fs::write(&file, page).map_err(|e| Failure::Input(format!("{}: {e}", file.display())))?;
+            }
             finish(&run.stdout, &run.warnings, run.finding, out)
         }
     }
@@ -265,26 +277,51 @@ fn finish(stdout: &str, warnings: &[String], finding: Option<String>, out: &mut 
     finding.map_or(Ok(()), |finding| Err(Failure::Finding(finding)))
 }
 
-/// Every run under the paths, in order. A path or file that cannot be
-/// read is an input error (exit 2); a run that cannot be parsed is counted
-/// by the evaluation and listed in its report.
-fn import_all(paths: &[PathBuf]) -> Result<Vec<ImportedRun>, Failure> {
+/// Evaluates every run under the paths, a file at a time and, within a
+/// file, a run at a time (memory follows the largest run, not the input).
+/// A path named that does not exist (or a folder named that cannot be
+/// listed) is an input error (exit 2); anything found under a folder that
+/// cannot be read — a file, a dangling link, a sub-folder — is a failed
+/// run listed in the report, and FIFOs, devices and links to folders are
+/// skipped with a warning (see `doom_loop_trace::import::walk`).
+fn evaluate_all(paths: &[PathBuf], evaluation: &mut Evaluation) -> Outcome {
     check_stdin_once(paths)?;
-    let mut runs = Vec::new();
+    let mut files = Vec::new();
     for path in paths {
         if path.as_os_str() == "-" {
-            runs.extend(import_bytes(&read_bytes(path)?, STDIN));
+            files.push(path.clone());
             continue;
         }
-        let files = trace_files(path).map_err(|e| Failure::Input(e.to_string()))?;
-        for file in files {
-            runs.extend(import_bytes(&read_bytes(&file)?, &source_name(&file)));
+        std::fs::metadata(path).map_err(|e| Failure::Input(format!("{}: {e}", path.display())))?;
+        let walk = walk(path).map_err(|e| Failure::Input(e.to_string()))?;
+        for (skipped, why) in &walk.skipped {
+            evaluation.add_skipped(&source_name(skipped), *why);
         }
+        for (dir, error) in &walk.unreadable {
+            evaluation.add_unreadable(&source_name(dir), error);
+        }
+        files.extend(walk.files);
     }
-    Ok(runs)
+    let mut progress = Progress::new(files.len());
+    for (done, file) in files.iter().enumerate() {
+        let name = source_name(file);
+        if file.as_os_str() == "-" {
+            evaluation.add_reader(io::stdin().lock(), &name);
+        } else {
+            match std::fs::File::open(file) {
+                Ok(handle) => {
+                    evaluation.add_reader(handle, &name);
+                }
+                Err(e) => evaluation.add_unreadable(&name, &e.to_string()),
+            }
+        }
+        progress.show(done + 1);
+    }
+    progress.clear();
+    Ok(())
 }
 
-/// A progress line on stderr while `eval` works through many runs, only
+/// A progress line on stderr while `eval` works through many files, only
 /// when stderr is a terminal (never in a pipe, a file or CI logs).
 struct Progress {
     total: usize,
@@ -297,7 +334,7 @@ impl Progress {
         Progress {
             total,
             shown: None,
-            enabled: total >= PROGRESS_FROM_RUNS && io::stderr().is_terminal(),
+            enabled: total >= PROGRESS_FROM_FILES && io::stderr().is_terminal(),
         }
     }
 
@@ -307,7 +344,7 @@ impl Progress {
             return;
         }
         self.shown = Some(percent);
-        let _ = write!(io::stderr().lock(), "\reval: {done}/{} runs ({percent}%)", self.total);
+        let _ = write!(io::stderr().lock(), "\reval: {done}/{} files ({percent}%)", self.total);
     }
 
     fn clear(&self) {

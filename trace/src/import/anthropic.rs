@@ -8,7 +8,8 @@
 //! true` marks the call failed. A whole request body (`{model, messages}`)
 //! or a single response Message is read as well. Consecutive assistant
 //! messages with the same `id` are one turn (session logs such as Claude
-//! Code's write one line per content block of a streamed message).
+//! Code's write one line per content block of a streamed message). A
+//! message's `usage` (input, cache and output tokens) is the turn's tokens.
 
 use doom_loop::error::Result;
 use doom_loop::json::Value;
@@ -42,6 +43,8 @@ fn message_into(builder: &mut Builder, message: &Value, continues: bool) -> Resu
     let content = get(message, "content");
     if assistant && !continues {
         builder.end_turn();
+        // A streamed message repeats its usage on every line: count it once.
+        builder.usage(usage_tokens(get(message, "usage")));
     }
     let Some(Value::Array(blocks)) = content else {
         if assistant {
@@ -75,4 +78,12 @@ fn message_into(builder: &mut Builder, message: &Value, continues: bool) -> Resu
         }
     }
     Ok(())
+}
+
+/// A message's tokens: input (cache reads and writes included) + output.
+fn usage_tokens(usage: Option<&Value>) -> Option<f64> {
+    let usage = usage?;
+    let keys = ["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"];
+    let counts: Vec<f64> = keys.iter().filter_map(|k| get(usage, k).and_then(Value::as_f64)).collect();
+    (!counts.is_empty()).then(|| counts.iter().sum())
 }

@@ -7,13 +7,13 @@
 //! Gzip is recognised by its magic bytes. Every run carries its place
 //! (`file`, `file:line`, `file[index]`) and every error names it.
 
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use doom_loop::error::{Error, ErrorKind, Result};
 use doom_loop::json::{js_number, parse, Value};
 
-use super::{get, import_detected, invalid, run_list, string_field, Format};
+use super::{get, import_detected, invalid, run_list, string_field, Format, ACCEPTED_SHAPES};
 use crate::transcript::Transcript;
 
 /// Decompressed input larger than this is refused (a gzip bomb guard).
@@ -35,6 +35,8 @@ pub struct ImportedRun {
     pub format: Option<Format>,
     /// The transcript, or an error naming the place and run id.
     pub transcript: Result<Transcript>,
+    /// What the import noticed but read past (lines skipped, formats mixed).
+    pub warnings: Vec<String>,
 }
 
 fn with_place(place: &str, id: Option<&str>, error: Error) -> Error {
@@ -98,6 +100,7 @@ fn run_from(document: &Value, place: String, name: &str) -> ImportedRun {
         format,
         transcript,
         place,
+        warnings: Vec::new(),
     }
 }
 
@@ -109,22 +112,31 @@ fn failed(place: String, name: &str, error: Error) -> ImportedRun {
         format: None,
         transcript: Err(with_place(&place, None, error)),
         place,
+        warnings: Vec::new(),
     }
 }
 
 /// Is this parsed line a whole run (rather than one message of a run)?
 fn is_run(line: &Value) -> bool {
     matches!(line, Value::Array(_))
-        || ["rounds", "trajectory", "traj", "contents", "input", "output"]
+        || ["rounds", "trajectory", "traj", "contents", "input", "output", "history"]
             .iter()
             .any(|k| matches!(get(line, k), Some(Value::Array(_))))
         || (matches!(get(line, "messages"), Some(Value::Array(_))) && get(line, "role").is_none())
 }
 
+/// pi `--mode json` events that repeat a message another event carries.
+const PI_REPEATS: &[&str] = &["message_start", "message_update", "turn_end", "agent_end"];
+
 /// The message a log line carries: the line itself, or its `message` (a
 /// Claude Code session log) or `payload` (a Codex rollout) when that holds
 /// a message or item.
 fn line_message(line: Value) -> Option<Value> {
+    // pi's `--mode json` repeats each message while streaming it and again
+    // at the end of the turn and run; only `message_end` is kept.
+    if string_field(&line, &["type"]).is_some_and(|t| PI_REPEATS.iter().any(|r| t == *r)) {
+        return None;
+    }
     let inner = ["message", "payload"].iter().find_map(|k| {
         get(&line, k)
             .filter(|m| get(m, "role").is_some() || get(m, "type").is_some() || get(m, "parts").is_some())
@@ -144,68 +156,15 @@ fn line_message(line: Value) -> Option<Value> {
 /// source of runs that do not name one. Never fails as a whole: a run that
 /// cannot be read is an [`ImportedRun`] holding the error.
 pub fn import_text(text: &str, name: &str) -> Vec<ImportedRun> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    match parse(text) {
-        Ok(document) => match run_list(&document) {
-            Some(runs) => runs
-                .iter()
-                .enumerate()
-                .map(|(i, run)| run_from(run, format!("{name}[{i}]"), name))
-                .collect(),
-            None => vec![run_from(&document, name.to_string(), name)],
-        },
-        Err(whole) => {
-            let lines: Vec<(usize, &str)> = text
-                .lines()
-                .enumerate()
-                .map(|(i, l)| (i + 1, l.trim()))
-                .filter(|(_, l)| !l.is_empty())
-                .collect();
-            if lines.len() < 2 {
-                return vec![failed(name.to_string(), name, Error::new(whole.kind(), format!("not valid JSON: {}", whole.message())))];
-            }
-            json_lines(&lines, name)
-        }
-    }
-}
-
-fn json_lines(lines: &[(usize, &str)], name: &str) -> Vec<ImportedRun> {
-    let first = lines.iter().find_map(|(_, l)| parse(l).ok());
-    if first.as_ref().is_none_or(is_run) {
-        return lines
-            .iter()
-            .map(|(number, line)| {
-                let place = format!("{name}:{number}");
-                match parse(line) {
-                    Ok(run) => run_from(&run, place, name),
-                    Err(e) => failed(place, name, Error::new(e.kind(), format!("not valid JSON: {}", e.message()))),
-                }
-            })
-            .collect();
-    }
-    let mut messages = Vec::with_capacity(lines.len());
-    for (number, line) in lines {
-        match parse(line) {
-            Ok(value) => messages.extend(line_message(value)),
-            Err(e) => {
-                return vec![failed(
-                    format!("{name}:{number}"),
-                    name,
-                    Error::new(e.kind(), format!("not valid JSON: {}", e.message())),
-                )]
-            }
-        }
-    }
-    vec![run_from(&Value::Array(messages), name.to_string(), name)]
+    import_bytes(text.as_bytes(), name)
 }
 
 /// Reads every run of some bytes: gzip (by its magic bytes) is
 /// decompressed, then the text is read as [`import_text`] does.
 pub fn import_bytes(bytes: &[u8], name: &str) -> Vec<ImportedRun> {
-    match decode(bytes) {
-        Ok(text) => import_text(&text, name),
-        Err(error) => vec![failed(name.to_string(), name, error)],
-    }
+    let mut runs = Vec::new();
+    for_each_run(bytes, name, &mut |run| runs.push(run));
+    runs
 }
 
 /// Bytes as text, gunzipped first when they are gzip.
@@ -215,54 +174,723 @@ pub fn import_bytes(bytes: &[u8], name: &str) -> Vec<ImportedRun> {
 /// [`MAX_DECOMPRESSED_BYTES`], or text that is not UTF-8 (with the byte
 /// offset).
 pub fn decode(bytes: &[u8]) -> Result<String> {
-    let raw = if bytes.starts_with(&[0x1f, 0x8b]) {
+    let raw = if bytes.starts_with(&GZIP_MAGIC) {
         let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(bytes)
-            .take(MAX_DECOMPRESSED_BYTES + 1)
+        Limited::new(flate2::read::MultiGzDecoder::new(bytes))
             .read_to_end(&mut out)
-            .map_err(|e| invalid(format!("gzip: {e}")))?;
-        if out.len() as u64 > MAX_DECOMPRESSED_BYTES {
-            return Err(invalid(format!("gzip: more than {MAX_DECOMPRESSED_BYTES} bytes decompressed")));
-        }
+            .map_err(|e| read_error(&e))?;
         out
     } else {
         bytes.to_vec()
     };
-    String::from_utf8(raw).map_err(|e| {
-        invalid(format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))
-    })
+    String::from_utf8(raw).map_err(|e| not_utf8(e.utf8_error().valid_up_to()))
+}
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// The error of gzip input past [`MAX_DECOMPRESSED_BYTES`] (also what the
+/// npm package says when Node's own gunzip hits the same limit).
+pub fn gzip_limit_error() -> Error {
+    invalid(format!("gzip: more than {MAX_DECOMPRESSED_BYTES} bytes decompressed"))
+}
+
+fn not_utf8(valid_up_to: usize) -> Error {
+    invalid(format!("not UTF-8 text (byte {valid_up_to})"))
+}
+
+/// A reader's error as an import error (the gzip limit keeps its message).
+fn read_error(error: &std::io::Error) -> Error {
+    match error.get_ref().and_then(|e| e.downcast_ref::<LimitExceeded>()) {
+        Some(_) => gzip_limit_error(),
+        None => invalid(error.to_string()),
+    }
+}
+
+#[derive(Debug)]
+struct LimitExceeded;
+
+impl std::fmt::Display for LimitExceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "more than {MAX_DECOMPRESSED_BYTES} bytes decompressed")
+    }
+}
+
+impl std::error::Error for LimitExceeded {}
+
+/// A decompressing reader that fails once more than
+/// [`MAX_DECOMPRESSED_BYTES`] came out of it.
+struct Limited<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: Read> Limited<R> {
+    fn new(inner: R) -> Self {
+        Limited {
+            inner,
+            left: MAX_DECOMPRESSED_BYTES,
+        }
+    }
+}
+
+impl<R: Read> Read for Limited<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self
+            .inner
+            .read(buf)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("gzip: {e}")))?;
+        if n as u64 > self.left {
+            return Err(std::io::Error::other(LimitExceeded));
+        }
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+/// The lines of an input, numbered from 1, blank ones skipped; each at
+/// most [`MAX_DECOMPRESSED_BYTES`] long. Everything read is kept in `raw`
+/// while `keep` is set (to re-read it as one document).
+struct Lines<'a> {
+    reader: Box<dyn BufRead + 'a>,
+    number: usize,
+    keep: bool,
+    raw: Vec<u8>,
+    done: bool,
+}
+
+impl<'a> Lines<'a> {
+    fn new(reader: impl Read + 'a) -> Self {
+        let mut reader = BufReader::with_capacity(1 << 16, reader);
+        let gzip = matches!(reader.fill_buf(), Ok(head) if head.starts_with(&GZIP_MAGIC));
+        let reader: Box<dyn BufRead + 'a> = if gzip {
+            Box::new(BufReader::with_capacity(1 << 16, Limited::new(flate2::bufread::MultiGzDecoder::new(reader))))
+        } else {
+            Box::new(reader)
+        };
+        Lines {
+            reader,
+            number: 0,
+            keep: true,
+            raw: Vec::new(),
+            done: false,
+        }
+    }
+
+    /// The next non-blank line (its number and its bytes, line end and
+    /// surrounding whitespace trimmed), `None` at the end, or the read error.
+    fn next(&mut self) -> Option<Result<(usize, Vec<u8>)>> {
+        let mut line = Vec::new();
+        while !self.done {
+            line.clear();
+            let read = (&mut self.reader).take(MAX_DECOMPRESSED_BYTES + 1).read_until(b'\n', &mut line);
+            match read {
+                Err(error) => {
+                    self.done = true;
+                    return Some(Err(read_error(&error)));
+                }
+                Ok(0) => self.done = true,
+                Ok(_) => {
+                    self.number += 1;
+                    if line.len() as u64 > MAX_DECOMPRESSED_BYTES {
+                        self.done = true;
+                        return Some(Err(invalid(format!(
+                            "line {}: longer than {MAX_DECOMPRESSED_BYTES} bytes",
+                            self.number
+                        ))));
+                    }
+                    if self.keep {
+                        self.raw.extend_from_slice(&line);
+                    }
+                    let trimmed = trim(&line);
+                    if !trimmed.is_empty() {
+                        return Some(Ok((self.number, trimmed.to_vec())));
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// Everything from the first byte: what was read so far and the rest.
+    fn whole(mut self) -> Result<Vec<u8>> {
+        let mut raw = std::mem::take(&mut self.raw);
+        if !self.done {
+            let limit = MAX_DECOMPRESSED_BYTES.saturating_sub(raw.len() as u64);
+            (&mut self.reader)
+                .take(limit + 1)
+                .read_to_end(&mut raw)
+                .map_err(|e| read_error(&e))?;
+            if raw.len() as u64 > MAX_DECOMPRESSED_BYTES {
+                return Err(invalid(format!("a document longer than {MAX_DECOMPRESSED_BYTES} bytes")));
+            }
+        }
+        Ok(raw)
+    }
+}
+
+fn trim(line: &[u8]) -> &[u8] {
+    let line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
+    let start = line.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(line.len());
+    let end = line.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(start, |i| i + 1);
+    &line[start..end]
+}
+
+/// One line parsed on its own.
+fn parse_line(line: &[u8]) -> Result<Value> {
+    let text = std::str::from_utf8(line)
+        .map_err(|e| invalid(format!("not UTF-8 text (byte {} of the line)", e.valid_up_to())))?;
+    parse(text).map_err(|e| Error::new(e.kind(), format!("not valid JSON: {}", e.message())))
+}
+
+fn is_complete(line: &Result<Value>) -> bool {
+    matches!(line, Ok(Value::Object(_) | Value::Array(_)))
+}
+
+/// Most lines a JSON Lines file names in the warning about lines skipped.
+const NAMED_SKIPPED_LINES: usize = 5;
+/// Lines kept while a JSON Lines file has shown neither a run nor a
+/// message (the rest are counted).
+const MAX_PENDING_LINES: usize = 10_000;
+
+/// Calls every run of an input with the sink, one at a time, as it is
+/// read: one document, a list of runs, or JSON Lines — a run per line
+/// (memory follows the largest run, not the file) or a message per line.
+/// Gzip is recognised by its magic bytes (at most
+/// [`MAX_DECOMPRESSED_BYTES`] decompressed). Never fails as a whole, and
+/// never loses a run: an input that cannot be read, a truncated document,
+/// a line that is not UTF-8 or not JSON, a header line that is not a run,
+/// each is an [`ImportedRun`] holding the error with its place
+/// (`file:line`), and every other run is still read. In a file with a
+/// message per line, a bad line is skipped and named in a warning of the
+/// run. A file is JSON Lines when one of its first two non-blank lines is
+/// a JSON object or array on its own; otherwise it is one document.
+pub fn for_each_run(reader: impl Read, name: &str, sink: &mut dyn FnMut(ImportedRun)) {
+    let mut guard = ZeroGuard::default();
+    let mut shapes_said: Option<String> = None;
+    {
+        let mut checked = |mut run: ImportedRun| {
+            if let Err(error) = &run.transcript {
+                run.transcript = Err(once_per_file(error, &run.place, &mut shapes_said));
+            }
+            guard.pass(run, sink);
+        };
+        read_runs(reader, name, &mut checked);
+    }
+    guard.finish(name, sink);
+}
+
+/// Never a silent zero: a file whose runs all read but hold no tool call
+/// (and are not in the rounds format, where text-only rounds are explicit)
+/// replays to nothing, which would read as "no loop" rather than "not
+/// understood" — so it is one error naming the shapes looked for. Runs are
+/// held back only while every run so far is such a run (at most
+/// [`ZeroGuard::HOLD`]); a file with some calls keeps its text-only runs (a
+/// run may make no call).
+#[derive(Default)]
+struct ZeroGuard {
+    held: Vec<ImportedRun>,
+    passing: bool,
+}
+
+impl ZeroGuard {
+    const HOLD: usize = 1000;
+
+    fn callless(run: &ImportedRun) -> bool {
+        run.format.is_some_and(|f| f != Format::Rounds)
+            && run.transcript.as_ref().is_ok_and(|t| t.rounds.iter().all(|r| r.calls.is_empty()))
+    }
+
+    fn pass(&mut self, run: ImportedRun, sink: &mut dyn FnMut(ImportedRun)) {
+        if self.passing {
+            return sink(run);
+        }
+        let hold = Self::callless(&run);
+        self.held.push(run);
+        if !hold || self.held.len() >= Self::HOLD {
+            self.passing = true;
+            self.held.drain(..).for_each(&mut *sink);
+        }
+    }
+
+    fn finish(self, name: &str, sink: &mut dyn FnMut(ImportedRun)) {
+        if self.held.is_empty() {
+            return;
+        }
+        let mut kinds: Vec<&str> = self.held.iter().filter_map(|r| r.format.map(Format::name)).collect();
+        kinds.dedup();
+        sink(failed(
+            name.to_string(),
+            name,
+            invalid(format!(
+                "no tool call of a known shape in {} run(s) read as {}; looked for: {ACCEPTED_SHAPES}",
+                self.held.len(),
+                kinds.join(", ")
+            )),
+        ));
+    }
+}
+
+/// [`for_each_run`] without the zero guard.
+fn read_runs(reader: impl Read, name: &str, mut sink: &mut dyn FnMut(ImportedRun)) {
+    let mut lines = Lines::new(reader);
+    let first = match lines.next() {
+        None => return document(lines, name, &mut sink),
+        Some(Err(error)) => return sink(failed(name.to_string(), name, error)),
+        Some(Ok(line)) => line,
+    };
+    let first_value = parse_line(&first.1);
+    let second = if is_complete(&first_value) {
+        match lines.next() {
+            None => {
+                // A document on one line.
+                return match first_value {
+                    Ok(value) => runs_of_document(&value, name, &mut sink),
+                    Err(error) => sink(failed(name.to_string(), name, error)),
+                };
+            }
+            Some(line) => line,
+        }
+    } else {
+        match lines.next() {
+            None => return document(lines, name, &mut sink),
+            Some(Ok(line)) if is_complete(&parse_line(&line.1)) => Ok(line),
+            Some(_) => return document(lines, name, &mut sink),
+        }
+    };
+    lines.keep = false;
+    lines.raw = Vec::new();
+    let mut reader = JsonLines::new(name);
+    reader.line(first.0, first_value, &mut sink);
+    let mut next = Some(second);
+    while let Some(line) = next {
+        match line {
+            Ok((number, bytes)) => reader.line(number, parse_line(&bytes), &mut sink),
+            Err(error) => {
+                reader.decide(Mode::Runs, &mut sink);
+                sink(failed(format!("{name}:{}", lines.number + 1), name, error));
+                break;
+            }
+        }
+        next = lines.next();
+    }
+    reader.finish(&mut sink);
+}
+
+/// The input read as one document.
+fn document(lines: Lines<'_>, name: &str, sink: &mut dyn FnMut(ImportedRun)) {
+    let several_lines = lines.number > 1;
+    let text = match lines.whole().and_then(|raw| String::from_utf8(raw).map_err(|e| not_utf8(e.utf8_error().valid_up_to()))) {
+        Ok(text) => text,
+        Err(error) => return sink(failed(name.to_string(), name, error)),
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    match parse(text) {
+        Ok(value) => runs_of_document(&value, name, sink),
+        Err(error) => {
+            if let Some(found) = super::foreign::describe_text(text) {
+                return sink(failed(name.to_string(), name, invalid(found)));
+            }
+            let what = if several_lines { "not valid JSON, nor JSON Lines" } else { "not valid JSON" };
+            sink(failed(name.to_string(), name, Error::new(error.kind(), format!("{what}: {}", error.message()))));
+        }
+    }
+}
+
+fn runs_of_document(document: &Value, name: &str, sink: &mut dyn FnMut(ImportedRun)) {
+    match run_list(document) {
+        Some(runs) => runs
+            .iter()
+            .enumerate()
+            .for_each(|(i, run)| sink(run_from(run, format!("{name}[{i}]"), name))),
+        None => sink(run_from(document, name.to_string(), name)),
+    }
+}
+
+/// The accepted shapes, said once per file: later errors point back.
+fn once_per_file(error: &Error, place: &str, said: &mut Option<String>) -> Error {
+    let long = format!("; accepted: {ACCEPTED_SHAPES}");
+    if !error.message().contains(&long) {
+        return error.clone();
+    }
+    match said {
+        None => {
+            *said = Some(place.to_string());
+            error.clone()
+        }
+        Some(first) => Error::new(
+            error.kind(),
+            error.message().replace(&long, &format!(" (the shapes accepted are listed at {first})")),
+        ),
+    }
+}
+
+/// What a JSON Lines file turned out to hold.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Undecided,
+    /// A run per line: a line that is not a run is a failed entry.
+    Runs,
+    /// A message per line (one run): bad lines are skipped with a warning.
+    Messages,
+}
+
+/// A line seen before the file showed what it holds.
+enum Pending {
+    Bad(usize, Error),
+    Other(usize, String),
+}
+
+struct JsonLines<'n> {
+    name: &'n str,
+    mode: Mode,
+    pending: Vec<Pending>,
+    pending_dropped: usize,
+    messages: Vec<Value>,
+    message_lines: Vec<usize>,
+    skipped: Vec<String>,
+    skipped_count: usize,
+    /// A pi session (its first line is the header): every entry, to read
+    /// the branch the session ended on at the end.
+    pi_entries: Option<Vec<Value>>,
+    /// What the first line that is neither a run nor a message is, when it
+    /// is a log we know (a span dump): the file's one error if nothing else
+    /// turns up.
+    foreign: Option<String>,
+}
+
+impl<'n> JsonLines<'n> {
+    fn new(name: &'n str) -> Self {
+        JsonLines {
+            name,
+            mode: Mode::Undecided,
+            pending: Vec::new(),
+            pending_dropped: 0,
+            messages: Vec::new(),
+            message_lines: Vec::new(),
+            skipped: Vec::new(),
+            skipped_count: 0,
+            pi_entries: None,
+            foreign: None,
+        }
+    }
+
+    fn place(&self, number: usize) -> String {
+        format!("{}:{number}", self.name)
+    }
+
+    fn line(&mut self, number: usize, parsed: Result<Value>, sink: &mut dyn FnMut(ImportedRun)) {
+        if let (Some(entries), Ok(value)) = (self.pi_entries.as_mut(), &parsed) {
+            entries.push(value.clone());
+            return;
+        }
+        if let Ok(header) = &parsed {
+            if self.mode == Mode::Undecided && super::pi::is_session_header(header) {
+                self.pi_entries = Some(vec![header.clone()]);
+                self.decide(Mode::Messages, sink);
+                return;
+            }
+        }
+        match parsed {
+            Err(error) => self.bad(number, error, sink),
+            Ok(value) if is_run(&value) => {
+                self.decide(Mode::Runs, sink);
+                sink(run_from(&value, self.place(number), self.name));
+            }
+            Ok(value) => {
+                let description = super::describe(&value);
+                let foreign = super::foreign::describe_value(&value);
+                match line_message(value) {
+                    Some(message) => {
+                        self.decide(Mode::Messages, sink);
+                        if self.mode == Mode::Messages {
+                            self.messages.push(message);
+                            self.message_lines.push(number);
+                        } else {
+                            self.other(number, description, sink);
+                        }
+                    }
+                    None => {
+                        if self.foreign.is_none() {
+                            self.foreign = foreign;
+                        }
+                        self.other(number, description, sink)
+                    }
+                }
+            }
+        }
+    }
+
+    fn bad(&mut self, number: usize, error: Error, sink: &mut dyn FnMut(ImportedRun)) {
+        match self.mode {
+            Mode::Runs => sink(failed(self.place(number), self.name, error)),
+            Mode::Messages => self.skip(number, &error),
+            Mode::Undecided => self.hold(Pending::Bad(number, error)),
+        }
+    }
+
+    fn other(&mut self, number: usize, description: String, sink: &mut dyn FnMut(ImportedRun)) {
+        match self.mode {
+            Mode::Runs => sink(failed(self.place(number), self.name, not_a_run(&description))),
+            // A log line that is not a message (metadata, a summary): not
+            // part of the conversation, as before.
+            Mode::Messages => {}
+            Mode::Undecided => self.hold(Pending::Other(number, description)),
+        }
+    }
+
+    fn hold(&mut self, pending: Pending) {
+        if self.pending.len() < MAX_PENDING_LINES {
+            self.pending.push(pending);
+        } else {
+            self.pending_dropped += 1;
+        }
+    }
+
+    fn skip(&mut self, number: usize, error: &Error) {
+        self.skipped_count += 1;
+        if self.skipped.len() < NAMED_SKIPPED_LINES {
+            self.skipped.push(format!("{} ({})", self.place(number), error.message()));
+        }
+    }
+
+    /// Settles what the file holds at the first run or message line; the
+    /// lines held until then are dealt with as that mode says. A message
+    /// line in a file of runs is a line that is not a run.
+    fn decide(&mut self, mode: Mode, sink: &mut dyn FnMut(ImportedRun)) {
+        if self.mode != Mode::Undecided {
+            return;
+        }
+        self.mode = mode;
+        for pending in std::mem::take(&mut self.pending) {
+            match pending {
+                Pending::Bad(number, error) => self.bad(number, error, sink),
+                Pending::Other(number, description) => self.other(number, description, sink),
+            }
+        }
+        if self.pending_dropped > 0 && mode == Mode::Runs {
+            let place = format!("{} (lines after the first {MAX_PENDING_LINES})", self.name);
+            sink(failed(place, self.name, invalid(format!("{} more line(s) not runs", self.pending_dropped))));
+        }
+        self.pending_dropped = 0;
+    }
+
+    fn finish(mut self, sink: &mut dyn FnMut(ImportedRun)) {
+        if self.mode == Mode::Undecided {
+            if let Some(found) = self.foreign.take() {
+                return sink(failed(self.name.to_string(), self.name, invalid(found)));
+            }
+            let all_bad = self.pending_dropped == 0 && self.pending.iter().all(|p| matches!(p, Pending::Bad(..)));
+            if all_bad {
+                // Not one line is JSON: one error for the file.
+                if let Some(Pending::Bad(number, error)) = self.pending.first() {
+                    let error = invalid(format!("not JSON or JSON Lines (line {number}: {})", error.message()));
+                    return sink(failed(self.name.to_string(), self.name, error));
+                }
+            }
+            self.decide(Mode::Runs, sink);
+            return;
+        }
+        if self.mode != Mode::Messages {
+            return;
+        }
+        let messages = match self.pi_entries.take() {
+            Some(entries) => Value::Array(super::pi::session_messages(&entries)),
+            None => Value::Array(std::mem::take(&mut self.messages)),
+        };
+        let mut run = run_from(&messages, self.name.to_string(), self.name);
+        if self.skipped_count > 0 {
+            let more = self.skipped_count - self.skipped.len();
+            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+            run.warnings.push(format!(
+                "{}: {} line(s) skipped, not read: {}{more}",
+                self.name,
+                self.skipped_count,
+                self.skipped.join(", ")
+            ));
+        }
+        if let (Value::Array(items), Some(format)) = (&messages, run.format) {
+            if let Some(warning) = super::mixed_formats(items, format, |i| self.place(self.message_lines[i])) {
+                run.warnings.push(warning);
+            }
+        }
+        sink(run);
+    }
+}
+
+fn not_a_run(description: &str) -> Error {
+    invalid(format!("not a run ({description}): a line of a JSON Lines file of runs holds one run"))
+}
+
+/// Why a directory entry was not read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Skipped {
+    /// A symbolic link to a directory: directory links are not followed.
+    DirectoryLink,
+    /// A directory already walked (reached again through a bind mount).
+    Walked,
+    /// A FIFO (named pipe): reading it could wait forever.
+    Fifo,
+    /// A socket.
+    Socket,
+    /// A device (`/dev/zero` never ends).
+    Device,
+}
+
+impl Skipped {
+    /// The short names the npm CLI passes (`directory-link`, `walked`,
+    /// `fifo`, `socket`, `device`).
+    pub fn from_name(name: &str) -> Option<Skipped> {
+        Some(match name {
+            "directory-link" => Skipped::DirectoryLink,
+            "walked" => Skipped::Walked,
+            "fifo" => Skipped::Fifo,
+            "socket" => Skipped::Socket,
+            "device" => Skipped::Device,
+            _ => return None,
+        })
+    }
+
+    /// The warning for `path`.
+    pub fn message(self, path: &str) -> String {
+        let why = match self {
+            Skipped::DirectoryLink => "a link to a directory (directory links are not followed)",
+            Skipped::Walked => "a directory already walked",
+            Skipped::Fifo => "not a regular file (a FIFO)",
+            Skipped::Socket => "not a regular file (a socket)",
+            Skipped::Device => "not a regular file (a device)",
+        };
+        format!("{path}: skipped, {why}")
+    }
+}
+
+/// What a directory walk found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Walk {
+    /// The trace files, sorted.
+    pub files: Vec<PathBuf>,
+    /// Entries not read, with why, sorted by path.
+    pub skipped: Vec<(PathBuf, Skipped)>,
+    /// Sub-directories that could not be listed, with the error.
+    pub unreadable: Vec<(PathBuf, String)>,
 }
 
 /// The files a path stands for: itself, or every trace file under a
 /// directory (`.json`, `.jsonl`, `.ndjson`, `.traj`, and those gzipped),
-/// sorted, hidden entries skipped.
+/// sorted, hidden entries skipped. The walk cannot loop or hang: links to
+/// directories are not followed (a directory reached twice, through a bind
+/// mount, is walked once), and only regular files are listed (a link to
+/// one included; FIFOs, sockets and devices are skipped). A link that
+/// points nowhere is listed, so that reading it fails with its error.
 ///
 /// # Errors
-/// The I/O error of a directory that cannot be read, with its path.
-pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>> {
+/// The I/O error of the directory named, with its path.
+pub fn walk(path: &Path) -> Result<Walk> {
+    let mut walk = Walk::default();
     if !path.is_dir() {
-        return Ok(vec![path.to_path_buf()]);
+        walk.files.push(path.to_path_buf());
+        return Ok(walk);
     }
-    let mut files = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     let mut pending = vec![path.to_path_buf()];
+    let mut top = true;
     while let Some(dir) = pending.pop() {
-        let entries = std::fs::read_dir(&dir)
-            .map_err(|e| Error::new(ErrorKind::InvalidArgument, format!("{}: {e}", dir.display())))?;
+        if let Some(id) = dir_id(&dir) {
+            if !seen.insert(id) {
+                walk.skipped.push((dir, Skipped::Walked));
+                continue;
+            }
+        }
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if top => {
+                return Err(Error::new(ErrorKind::InvalidArgument, format!("{}: {e}", dir.display())))
+            }
+            Err(e) => {
+                walk.unreadable.push((dir, e.to_string()));
+                continue;
+            }
+        };
+        top = false;
         for entry in entries.flatten() {
             let path = entry.path();
             let name = entry.file_name().to_string_lossy().into_owned();
             if name.starts_with('.') {
                 continue;
             }
-            if path.is_dir() {
+            let Ok(kind) = entry.file_type() else {
+                if is_trace_file(&name) {
+                    walk.files.push(path);
+                }
+                continue;
+            };
+            if kind.is_dir() {
                 pending.push(path);
-            } else if is_trace_file(&name) {
-                files.push(path);
+                continue;
+            }
+            let target = if kind.is_symlink() {
+                match std::fs::metadata(&path) {
+                    Ok(target) if target.is_dir() => {
+                        walk.skipped.push((path, Skipped::DirectoryLink));
+                        continue;
+                    }
+                    Ok(target) => target.file_type(),
+                    // Dangling: listed, so that reading it says so.
+                    Err(_) => kind,
+                }
+            } else {
+                kind
+            };
+            if !is_trace_file(&name) {
+                continue;
+            }
+            match special(&target) {
+                Some(skipped) => walk.skipped.push((path, skipped)),
+                None => walk.files.push(path),
             }
         }
     }
-    files.sort();
-    Ok(files)
+    walk.files.sort();
+    walk.skipped.sort_by(|a, b| a.0.cmp(&b.0));
+    walk.unreadable.sort();
+    Ok(walk)
+}
+
+#[cfg(unix)]
+fn dir_id(dir: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn dir_id(_dir: &Path) -> Option<(u64, u64)> {
+    None
+}
+
+#[cfg(unix)]
+fn special(kind: &std::fs::FileType) -> Option<Skipped> {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_fifo() {
+        Some(Skipped::Fifo)
+    } else if kind.is_socket() {
+        Some(Skipped::Socket)
+    } else if kind.is_block_device() || kind.is_char_device() {
+        Some(Skipped::Device)
+    } else {
+        None
+    }
+}
+
+#[cfg(not(unix))]
+fn special(kind: &std::fs::FileType) -> Option<Skipped> {
+    (!kind.is_file() && !kind.is_symlink()).then_some(Skipped::Device)
+}
+
+/// The trace files of [`walk`].
+///
+/// # Errors
+/// As [`walk`].
+pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>> {
+    walk(path).map(|walk| walk.files)
 }
 
 fn is_trace_file(name: &str) -> bool {
@@ -274,18 +902,47 @@ fn is_trace_file(name: &str) -> bool {
 /// Unreadable files are runs holding the error, like unreadable lines.
 pub fn import_path(path: &Path) -> Vec<ImportedRun> {
     let name = path.display().to_string();
-    match trace_files(path) {
-        Ok(files) => files.iter().flat_map(|file| import_file(file)).collect(),
+    match walk(path) {
+        Ok(walk) => {
+            let mut runs: Vec<ImportedRun> = walk
+                .unreadable
+                .iter()
+                .map(|(dir, error)| unreadable(&dir.display().to_string(), error))
+                .collect();
+            for file in &walk.files {
+                for_each_file_run(file, &mut |run| runs.push(run));
+            }
+            runs
+        }
         Err(error) => vec![failed(name.clone(), &name, error)],
     }
 }
 
+/// A file (or directory) that could not be read, as a failed run.
+pub fn unreadable(name: &str, reason: &str) -> ImportedRun {
+    failed(name.to_string(), name, invalid(reason.to_string()))
+}
+
+/// The failed run of an input refused by the gzip limit (see
+/// [`gzip_limit_error`]).
+pub fn gzip_refused(name: &str) -> ImportedRun {
+    failed(name.to_string(), name, gzip_limit_error())
+}
+
 /// Reads every run of one file.
 pub fn import_file(file: &Path) -> Vec<ImportedRun> {
+    let mut runs = Vec::new();
+    for_each_file_run(file, &mut |run| runs.push(run));
+    runs
+}
+
+/// [`for_each_run`] over a file; a file that cannot be opened is one
+/// failed run naming it.
+pub fn for_each_file_run(file: &Path, sink: &mut dyn FnMut(ImportedRun)) {
     let name = file.display().to_string();
-    match std::fs::read(file) {
-        Ok(bytes) => import_bytes(&bytes, &name),
-        Err(e) => vec![failed(name.clone(), &name, invalid(e.to_string()))],
+    match std::fs::File::open(file) {
+        Ok(handle) => for_each_run(handle, &name, sink),
+        Err(e) => sink(unreadable(&name, &e.to_string())),
     }
 }
 
@@ -295,9 +952,21 @@ pub fn import_file(file: &Path) -> Vec<ImportedRun> {
 /// The run's own error, or an error when the input holds several runs or
 /// none.
 pub fn import_single(bytes: &[u8], name: &str) -> Result<Transcript> {
+    import_one(bytes, name).map(|(transcript, _)| transcript)
+}
+
+/// [`import_single`], with the warnings of the import (lines skipped,
+/// formats mixed).
+///
+/// # Errors
+/// As [`import_single`].
+pub fn import_one(bytes: &[u8], name: &str) -> Result<(Transcript, Vec<String>)> {
     let mut runs = import_bytes(bytes, name);
     match runs.len() {
-        1 => runs.remove(0).transcript,
+        1 => {
+            let run = runs.remove(0);
+            run.transcript.map(|t| (t, run.warnings))
+        }
         0 => Err(invalid(format!("{name}: no run found"))),
         n => Err(invalid(format!(
             "{name}: holds {n} runs, not one: replay one of them, or evaluate them all"

@@ -4,7 +4,8 @@
 //! Each assistant message is one model turn and its content the turn's
 //! text. The agent runs the turn's action only when the content holds
 //! exactly one bash block (mini-swe-agent's `action_regex`,
-//! ```` ```bash\s*\n(.*?)\n``` ````, then stripped); otherwise the turn ran
+//! ```` ```bash\s*\n(.*?)\n``` ````, or ```` ```mswea_bash_command ```` in
+//! its later prompt templates, then stripped); otherwise the turn ran
 //! nothing (a format error) and has no call. The next user message is the
 //! call's output (its result); a `<returncode>` other than 0 in it marks
 //! the call failed.
@@ -25,14 +26,25 @@ pub(crate) fn has_bash_blocks(messages: &[Value]) -> bool {
     })
 }
 
-/// The bodies of the bash blocks in `text`, as mini-swe-agent's regex
+/// The fences that open an action block: ```` ```bash ```` (mini-swe-agent
+/// 1.x) and ```` ```mswea_bash_command ```` (its later prompt templates).
+const FENCES: &[&str] = &["```mswea_bash_command", "```bash"];
+
+/// The first action fence in `text`: its offset and which fence it is.
+fn next_fence(text: &str) -> Option<(usize, &'static str)> {
+    FENCES
+        .iter()
+        .filter_map(|fence| text.find(fence).map(|at| (at, *fence)))
+        .min_by_key(|(at, fence)| (*at, std::cmp::Reverse(fence.len())))
+}
+
+/// The bodies of the action blocks in `text`, as mini-swe-agent's regex
 /// finds them (non-overlapping, left to right), stripped.
 pub fn bash_blocks(text: &str) -> Vec<&str> {
-    const FENCE: &str = "```bash";
     let mut found = Vec::new();
     let mut from = 0;
-    while let Some(offset) = text[from..].find(FENCE) {
-        let start = from + offset + FENCE.len();
+    while let Some((offset, fence)) = next_fence(&text[from..]) {
+        let start = from + offset + fence.len();
         let rest = &text[start..];
         let whitespace = rest.len() - rest.trim_start().len();
         // `\s*\n` backtracks: the greediest newline of the whitespace run
@@ -78,7 +90,7 @@ pub fn rounds(messages: &[Value]) -> Result<Vec<TranscriptRound>> {
                 })
                 .unwrap_or_default();
             awaiting = (!calls.is_empty()).then_some(rounds.len());
-            rounds.push(TranscriptRound { text, calls });
+            rounds.push(TranscriptRound { text, calls, ..TranscriptRound::default() });
         } else if let (Some(index), Some(output)) = (awaiting.take(), text) {
             let failed = return_code(&output.to_utf8_lossy()).is_some_and(|c| c != "0");
             if let Some(call) = rounds.get_mut(index).and_then(|r: &mut TranscriptRound| r.calls.first_mut()) {

@@ -12,7 +12,7 @@
 //! message, a `tool_result` block, a `functionResponse`, an observation),
 //! so outcome-aware detection and the evaluation can compare outputs.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use doom_loop::error::{Error, ErrorKind, Result};
 use doom_loop::js_string::JsString;
@@ -22,14 +22,22 @@ use crate::transcript::{Transcript, TranscriptCall, TranscriptRound};
 
 pub mod anthropic;
 pub mod chat;
+pub mod cline;
+mod foreign;
 pub mod gemini;
+pub mod gemini_cli;
 pub mod lines;
 pub mod mini_swe;
+pub mod openhands;
+pub mod pi;
 pub mod responses;
 pub mod rounds;
 pub mod swe_agent;
 
-pub use lines::{decode, import_bytes, import_file, import_path, import_single, import_text, trace_files, ImportedRun};
+pub use lines::{
+    decode, for_each_file_run, for_each_run, gzip_limit_error, gzip_refused, import_bytes, import_file, import_one, import_path,
+    import_single, import_text, trace_files, unreadable, walk, ImportedRun, Skipped, Walk, MAX_DECOMPRESSED_BYTES,
+};
 
 /// The trace formats the importers read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,11 +56,24 @@ pub enum Format {
     SweAgent,
     /// mini-swe-agent trajectories (`messages`, one bash block per turn).
     MiniSweAgent,
+    /// Gemini CLI `--output-format stream-json` events.
+    GeminiCli,
+    /// Gemini CLI saved chats (`chats/session-*.json`).
+    GeminiCliChat,
+    /// OpenHands event lists (and `history` of its `output.jsonl`).
+    OpenHands,
+    /// Cline / Roo Code `ui_messages.json`.
+    ClineUi,
+    /// Cline / Roo Code `api_conversation_history.json`.
+    ClineHistory,
+    /// pi coding-agent sessions and `--mode json` events.
+    Pi,
 }
 
 impl Format {
     /// A short stable name (`rounds`, `openai-chat`, `responses`,
-    /// `anthropic`, `gemini`, `swe-agent`, `mini-swe-agent`).
+    /// `anthropic`, `gemini`, `swe-agent`, `mini-swe-agent`, `gemini-cli`,
+    /// `gemini-cli-chat`, `openhands`, `cline-ui`, `cline-history`, `pi`).
     pub fn name(self) -> &'static str {
         match self {
             Format::Rounds => "rounds",
@@ -62,6 +83,12 @@ impl Format {
             Format::Gemini => "gemini",
             Format::SweAgent => "swe-agent",
             Format::MiniSweAgent => "mini-swe-agent",
+            Format::GeminiCli => "gemini-cli",
+            Format::GeminiCliChat => "gemini-cli-chat",
+            Format::OpenHands => "openhands",
+            Format::ClineUi => "cline-ui",
+            Format::ClineHistory => "cline-history",
+            Format::Pi => "pi",
         }
     }
 }
@@ -69,10 +96,14 @@ impl Format {
 /// What the error for an unrecognised document lists.
 pub const ACCEPTED_SHAPES: &str = "the rounds format {rounds: [{text?, calls: [{toolName, args, result?}]}]}; \
 OpenAI chat messages (assistant `tool_calls` + `role: \"tool\"`); OpenAI Responses items \
-(`function_call` + `function_call_output`); Anthropic Messages (`tool_use` / `tool_result` blocks); \
-Gemini `contents` (`functionCall` / `functionResponse` parts); a SWE-agent .traj (`trajectory[].action`); \
-a mini-swe-agent trajectory (`messages` with one bash block per turn) — bare, or under \
-`messages`/`input`/`output`/`contents`; or JSON Lines of any of these (a message or a run per line)";
+(`function_call` + `function_call_output`; Codex rollouts); Anthropic Messages (`tool_use` / `tool_result` \
+blocks; Claude Code sessions); Gemini `contents` (`functionCall` / `functionResponse` parts); Gemini CLI \
+stream-json events (`tool_use` / `tool_result`) and chat files (`messages[].toolCalls`); OpenHands events \
+(`action` / `observation`, or under `history`); Cline / Roo Code `ui_messages.json` and \
+`api_conversation_history.json`; pi sessions (`toolCall` blocks, `toolResult` messages); a SWE-agent .traj \
+(`trajectory[].action`); a mini-swe-agent trajectory (`messages` with one bash block per turn) — bare, or \
+under `messages`/`input`/`output`/`contents`/`history`; or JSON Lines of any of these (a message or a run \
+per line)";
 
 pub(crate) fn invalid(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::InvalidArgument, message)
@@ -161,14 +192,18 @@ pub(crate) fn output_value(output: Option<&Value>) -> Option<Value> {
 type Slot = (usize, usize);
 
 /// Builds rounds from a stream of turns, calls and results, matching each
-/// result to its call by id, by tool name, or by order.
+/// result to its call by id, by tool name, or by order. Every lookup is
+/// keyed (by id, by tool name, by slot), so matching N results to N calls
+/// costs O(N log N) however many are still waiting.
 #[derive(Default)]
 pub(crate) struct Builder {
     rounds: Vec<TranscriptRound>,
     current: TranscriptRound,
     by_id: HashMap<Vec<u8>, Slot>,
-    /// Calls still waiting for a result, in order.
-    unmatched: Vec<(Slot, JsString)>,
+    /// Calls still waiting for a result, in order, with their tool name.
+    unmatched: BTreeMap<Slot, Vec<u8>>,
+    /// The same calls by tool name, in order.
+    unmatched_by_tool: HashMap<Vec<u8>, BTreeSet<Slot>>,
 }
 
 impl Builder {
@@ -183,13 +218,31 @@ impl Builder {
         }
     }
 
+    /// Appends a streamed chunk to the current turn's text (no separator).
+    pub fn append_text(&mut self, chunk: JsString) {
+        match &mut self.current.text {
+            Some(existing) => existing.push_js(&chunk),
+            None => self.current.text = Some(chunk),
+        }
+    }
+
+    /// Adds what the current turn cost in model tokens, where the log
+    /// records it.
+    pub fn usage(&mut self, tokens: Option<f64>) {
+        if let Some(tokens) = tokens.filter(|t| t.is_finite() && *t > 0.0) {
+            *self.current.tokens.get_or_insert(0.0) += tokens;
+        }
+    }
+
     /// Adds a call to the current turn; `id` is what its result names.
     pub fn call(&mut self, call: TranscriptCall, id: Option<&JsString>) {
         let slot = (self.rounds.len(), self.current.calls.len());
         if let Some(id) = id {
             self.by_id.insert(id.as_bytes().to_vec(), slot);
         }
-        self.unmatched.push((slot, call.tool_name.clone()));
+        let name = call.tool_name.as_bytes().to_vec();
+        self.unmatched_by_tool.entry(name.clone()).or_default().insert(slot);
+        self.unmatched.insert(slot, name);
         self.current.calls.push(call);
     }
 
@@ -209,7 +262,14 @@ impl Builder {
     }
 
     fn fill(&mut self, slot: Slot, result: Option<Value>, failed: bool) -> bool {
-        self.unmatched.retain(|(s, _)| *s != slot);
+        if let Some(name) = self.unmatched.remove(&slot) {
+            if let Some(slots) = self.unmatched_by_tool.get_mut(&name) {
+                slots.remove(&slot);
+                if slots.is_empty() {
+                    self.unmatched_by_tool.remove(&name);
+                }
+            }
+        }
         match self.slot_mut(slot) {
             Some(call) => {
                 call.result = result;
@@ -231,11 +291,13 @@ impl Builder {
     /// Gives the result to the oldest unanswered call of this tool (or, with
     /// no name, the oldest unanswered call).
     pub fn result_in_order(&mut self, name: Option<&JsString>, result: Option<Value>, failed: bool) -> bool {
-        let found = self
-            .unmatched
-            .iter()
-            .find(|(_, n)| name.is_none_or(|name| n == name))
-            .map(|(slot, _)| *slot);
+        let found = match name {
+            Some(name) => self
+                .unmatched_by_tool
+                .get(name.as_bytes())
+                .and_then(|slots| slots.first().copied()),
+            None => self.unmatched.keys().next().copied(),
+        };
         match found {
             Some(slot) => self.fill(slot, result, failed),
             None => false,
@@ -262,6 +324,14 @@ pub fn detect(document: &Value) -> Result<Format> {
         if matches!(object.get("trajectory"), Some(Value::Array(_))) {
             return Ok(Format::SweAgent);
         }
+        if let Some(Value::Array(history)) = object.get("history") {
+            if openhands::is_events(history) {
+                return Ok(Format::OpenHands);
+            }
+        }
+        if let Some(found) = foreign::describe_value(document) {
+            return Err(invalid(found));
+        }
         if let Some(Value::Array(contents)) = object.get("contents") {
             return detect_list(contents).or(Ok(Format::Gemini));
         }
@@ -270,6 +340,9 @@ pub fn detect(document: &Value) -> Result<Format> {
             .and_then(Value::as_js_string)
             .is_some_and(|f| f.as_bytes().starts_with(b"mini-swe-agent"));
         if let Some(Value::Array(messages)) = object.get("messages") {
+            if gemini_cli::is_chat(messages) {
+                return Ok(Format::GeminiCliChat);
+            }
             if is_mini && !mentions_tool_calls(messages) {
                 return Ok(Format::MiniSweAgent);
             }
@@ -314,6 +387,27 @@ fn is_type(item: &Value, kinds: &[&str]) -> bool {
 
 /// Which format a message/item list is.
 fn detect_list(items: &[Value]) -> Result<Format> {
+    if openhands::is_events(items) {
+        return Ok(Format::OpenHands);
+    }
+    if cline::is_ui_messages(items) {
+        return Ok(Format::ClineUi);
+    }
+    if gemini_cli::is_stream(items) {
+        return Ok(Format::GeminiCli);
+    }
+    if gemini_cli::is_chat(items) {
+        return Ok(Format::GeminiCliChat);
+    }
+    if pi::is_pi(items) {
+        return Ok(Format::Pi);
+    }
+    if cline::is_history(items) {
+        return Ok(Format::ClineHistory);
+    }
+    if let Some(found) = foreign::describe_value(&Value::Array(items.to_vec())) {
+        return Err(invalid(found));
+    }
     if items.iter().any(|i| get(i, "parts").is_some()) {
         return Ok(Format::Gemini);
     }
@@ -338,6 +432,43 @@ fn detect_list(items: &[Value]) -> Result<Format> {
     Err(unrecognised(&Value::Array(items.to_vec())))
 }
 
+/// The format whose calls or results a message carries, if any.
+fn call_format(item: &Value) -> Option<Format> {
+    if array(item, "parts").is_some_and(|parts| {
+        parts.iter().any(|p| get(p, "functionCall").is_some() || get(p, "functionResponse").is_some())
+    }) {
+        return Some(Format::Gemini);
+    }
+    if has_block(item, b"tool_use") || has_block(item, b"tool_result") {
+        return Some(Format::Anthropic);
+    }
+    if get(item, "tool_calls").is_some() || get(item, "function_call").is_some_and(|f| f.as_object().is_some()) {
+        return Some(Format::OpenAiChat);
+    }
+    if is_type(item, responses::ITEM_TYPES) {
+        return Some(Format::Responses);
+    }
+    None
+}
+
+/// A warning when a message list read as `chosen` also holds calls or
+/// results of other formats, which that reading does not see: how many,
+/// and where the first is (`place` of an item index).
+pub(crate) fn mixed_formats(items: &[Value], chosen: Format, place: impl Fn(usize) -> String) -> Option<String> {
+    let mut others = items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| call_format(item).filter(|f| *f != chosen).map(|f| (i, f)));
+    let (first, format) = others.next()?;
+    let count = 1 + others.count();
+    Some(format!(
+        "read as {}, but {count} message(s) carry calls or results of another format (the first, {}, {}): they are not read",
+        chosen.name(),
+        place(first),
+        format.name()
+    ))
+}
+
 /// A short description of what a document looks like, for errors.
 pub(crate) fn describe(value: &Value) -> String {
     let keys = |o: &Object| {
@@ -353,9 +484,25 @@ pub(crate) fn describe(value: &Value) -> String {
         Value::Array(items) => match items.first() {
             None => "an empty array".to_string(),
             Some(Value::Object(o)) => format!("an array of {} items, the first with {}", items.len(), keys(o)),
-            Some(first) => format!("an array of {} items, the first a {}", items.len(), first.type_of()),
+            Some(first) => format!("an array of {} items, the first {}", items.len(), kind_of(first)),
         },
-        other => format!("a {}", other.type_of()),
+        other => kind_of(other).to_string(),
+    }
+}
+
+/// What a value is, with its article, for messages: `null`, `an array`,
+/// `an object`, `a string`, … (never JavaScript's `typeof`, which calls
+/// null and arrays "object").
+pub(crate) fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+        Value::String(_) => "a string",
+        Value::Number(_) => "a number",
+        Value::Bool(_) => "a boolean",
+        Value::Undefined => "undefined",
+        _ => "a value JSON cannot hold",
     }
 }
 
@@ -389,6 +536,12 @@ pub(crate) fn run_list(document: &Value) -> Option<&[Value]> {
     (!items.is_empty() && items.iter().all(is_run)).then_some(items)
 }
 
+/// Whether a document is a list of runs (a tau-bench results file, or an
+/// array of runs in any accepted shape) rather than one run.
+pub fn is_run_list(document: &Value) -> bool {
+    run_list(document).is_some()
+}
+
 /// Reads one run in any accepted shape.
 ///
 /// # Errors
@@ -420,11 +573,16 @@ pub fn import_detected(document: &Value) -> Result<(Format, Transcript)> {
         Format::Gemini => gemini::rounds(messages_of(document, &["contents"]))?,
         Format::SweAgent => swe_agent::rounds(document)?,
         Format::MiniSweAgent => mini_swe::rounds(messages_of(document, &["messages"]))?,
+        Format::GeminiCli => gemini_cli::stream_rounds(messages_of(document, &["events"]))?,
+        Format::GeminiCliChat => gemini_cli::chat_rounds(messages_of(document, &["messages"]))?,
+        Format::OpenHands => openhands::rounds(messages_of(document, &["history", "events"]))?,
+        Format::ClineUi => cline::ui_rounds(messages_of(document, &["messages"]))?,
+        Format::ClineHistory => cline::history_rounds(messages_of(document, &["messages"]))?,
+        Format::Pi => pi::rounds(messages_of(document, &["messages"]))?,
     };
     if format != Format::Rounds && rounds.is_empty() {
         return Err(invalid(format!(
-            "read as {} but it has no assistant turn ({})",
-            format.name(),
+            "no assistant turn in it ({}); looked for: {ACCEPTED_SHAPES}",
             describe(document)
         )));
     }
@@ -440,7 +598,7 @@ pub fn import_detected(document: &Value) -> Result<(Format, Transcript)> {
 
 /// Keys a message list may sit under (a list wrapped as `{doomLoop,
 /// messages}` by a caller is read whatever its format).
-const LIST_KEYS: &[&str] = &["messages", "input", "output", "contents"];
+const LIST_KEYS: &[&str] = &["messages", "input", "output", "contents", "history", "events"];
 
 /// The message list of a document: the document itself when it is a list,
 /// the list under one of `keys` (else any of [`LIST_KEYS`]), or a single

@@ -7,7 +7,8 @@
 //! function calls) between input items; a `function_call_output` (or any
 //! user/system/developer message) ends it. Outputs are matched to calls by
 //! `call_id`. `custom_tool_call` (free-form `input`) and its
-//! `custom_tool_call_output` are read the same way.
+//! `custom_tool_call_output` are read the same way. A Codex rollout's
+//! `token_count` event gives the tokens of the turn before it.
 
 use doom_loop::error::Result;
 use doom_loop::json::Value;
@@ -46,6 +47,12 @@ fn item_into(builder: &mut Builder, item: &Value) -> Result<()> {
             let args = get(item, "arguments").or_else(|| get(item, "input"));
             let id = string_field(item, &["call_id", "id"]);
             builder.call(call_from(name, args), id.as_ref());
+        }
+        Some(b"token_count") => {
+            // Codex rollouts log each response's usage as an event after it.
+            let last = get(item, "info").and_then(|info| get(info, "last_token_usage"));
+            let number = |k: &str| last.and_then(|l| get(l, k)).and_then(Value::as_f64);
+            builder.usage(number("total_tokens").or_else(|| Some(number("input_tokens")? + number("output_tokens").unwrap_or(0.0))));
         }
         Some(b"function_call_output") | Some(b"custom_tool_call_output") => {
             builder.end_turn();

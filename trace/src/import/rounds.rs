@@ -1,10 +1,10 @@
 //! The project's own rounds format: `{doomLoop?, loopKeys?, rounds: [{text?,
-//! calls: [{toolName, args, result?, error?}], results?}]}`.
+//! calls: [{toolName, args, result?, error?}], results?, tokens?}]}`.
 //!
 //! A call's `result` is any JSON value and `error: true` marks a failed
 //! call; a round-level `results` array (the shared trajectory layout) gives
 //! the results by position instead. `null` and absent both mean "not
-//! recorded".
+//! recorded". `tokens` is what the turn cost in model tokens.
 
 use doom_loop::error::Result;
 use doom_loop::json::Value;
@@ -34,7 +34,7 @@ fn known(value: Option<&Value>) -> Option<Value> {
 
 fn round(round: &Value) -> Result<TranscriptRound> {
     if round.as_object().is_none() {
-        return Err(invalid(format!("a round is an object, not a {}", round.type_of())));
+        return Err(invalid(format!("a round is an object, not {}", super::kind_of(round))));
     }
     let text = string_field(round, &["text"]);
     let results = match get(round, "results") {
@@ -58,5 +58,6 @@ fn round(round: &Value) -> Result<TranscriptRound> {
             .collect::<Result<Vec<_>>>()?,
         Some(_) => return Err(invalid("`calls` is not an array")),
     };
-    Ok(TranscriptRound { text, calls })
+    let tokens = get(round, "tokens").and_then(Value::as_f64).filter(|t| t.is_finite() && *t >= 0.0);
+    Ok(TranscriptRound { text, calls, tokens })
 }

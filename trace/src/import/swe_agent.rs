@@ -40,12 +40,12 @@ pub(crate) fn bash_call(command: JsString, result: Option<Value>) -> TranscriptC
 
 fn step_round(step: &Value) -> Result<TranscriptRound> {
     let Value::Object(fields) = step else {
-        return Err(invalid(format!("a step is an object, not a {}", step.type_of())));
+        return Err(invalid(format!("a step is an object, not {}", super::kind_of(step))));
     };
     let action = match fields.get("action") {
         None | Some(Value::Null) => None,
         Some(Value::String(a)) => Some(a.clone()),
-        Some(other) => return Err(invalid(format!("`action` is a {}, not a string", other.type_of()))),
+        Some(other) => return Err(invalid(format!("`action` is {}, not a string", super::kind_of(other)))),
     };
     let text = string_field(step, &["thought", "response"]).filter(|t| !t.is_empty());
     let result = fields.get("observation").filter(|o| !matches!(o, Value::Null)).cloned();
@@ -54,5 +54,5 @@ fn step_round(step: &Value) -> Result<TranscriptRound> {
         .filter(|a| !a.is_empty())
         .map(|a| vec![bash_call(JsString::from(a), result)])
         .unwrap_or_default();
-    Ok(TranscriptRound { text, calls })
+    Ok(TranscriptRound { text, calls, ..TranscriptRound::default() })
 }
