@@ -65,7 +65,11 @@ pub mod json;
 pub mod ladder;
 pub mod loop_key;
 pub mod monitor;
+#[path = "detectors/novelty.rs"]
+pub mod novelty;
 pub mod outcome;
+#[path = "detectors/repetition.rs"]
+pub mod repetition;
 pub mod state;
 pub mod text;
 
