@@ -171,13 +171,16 @@ impl NoveltyState {
             // The reference broke the run.
             entry.base = 0.0;
         }
-        if !same_round && streak >= 2.0 && epoch > entry.epoch {
-            // Something new since the previous identical call: this call
-            // starts a fresh run, unless its own output already repeated.
-            let repeating = streak - entry.base >= 3.0
-                && entry.results.len() == 2
-                && entry.results[0] == entry.results[1];
-            if !repeating {
+        if !same_round && streak >= 2.0 {
+            // The call's own output was the same at its last two calls (both
+            // in the reference's run): a loop whatever happened around it —
+            // the run reaches back over those two calls.
+            let repeating = streak >= 3.0 && entry.results.len() == 2 && entry.results[0] == entry.results[1];
+            if repeating {
+                entry.base = entry.base.min(streak - 3.0);
+            } else if epoch > entry.epoch {
+                // Something new since the previous identical call: this
+                // call starts a fresh run.
                 entry.base = streak - 1.0;
             }
         }
