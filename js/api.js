@@ -27,12 +27,21 @@ export const DEFAULT_DOOM_LOOP_LADDER = Object.freeze({
 
 export const DEFAULT_MAX_ESCALATIONS = 2;
 
-// The recommended opt-in option (issue #9): the reference's ladder with
-// outcome-aware streaks (an identical call whose result keeps changing is
-// progress). Measured on recorded agent runs (README, "Measured on real agent
-// runs"); the Rust crate's RECOMMENDED_DOOM_LOOP_OPTION is the same object.
+// The recommended opt-in option (issues #9, #17): outcome- and novelty-aware
+// streaks (an identical call whose result keeps changing, or that repeats while
+// the run does something new, is progress), in-response repetition, and the
+// reference's ladder with `stop` at 12 instead of 6 (no successful recorded run
+// is ended). Measured on recorded agent runs (docs/measured.md). The Rust
+// crate's RECOMMENDED_DOOM_LOOP_OPTION (src/config.rs) is the same object: the
+// JS entries cannot read it from the core at import (the browser entry loads
+// the module asynchronously), so tests/e2e/recommended.test.mjs compares them.
 // `doomLoop: true` stays the reference's defaults.
-export const RECOMMENDED_DOOM_LOOP_OPTION = Object.freeze({ outcomes: true });
+export const RECOMMENDED_DOOM_LOOP_OPTION = Object.freeze({
+  outcomes: true,
+  novelty: true,
+  repetition: true,
+  ladder: Object.freeze({ stop: 12 }),
+});
 
 
 const warnAll = (json) => {

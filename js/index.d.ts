@@ -242,6 +242,36 @@ export interface DoomLoopConfig {
    * (no {@link DoomLoopVerdict.optInDetector}).
    */
   outcomes?: boolean | DoomLoopOutcomeOptions;
+  /**
+   * Opt-in: novelty-aware streaks. An identical repeat is not loop evidence
+   * when, since the previous identical call, some call returned a result new
+   * to its tool (not the tool's first result) — unless the repeated call's
+   * own last two results were the same. Fed like `outcomes`; calls whose
+   * results are unknown count as in the reference.
+   */
+  novelty?: boolean | DoomLoopNoveltyOptions;
+  /**
+   * Opt-in: in-response repetition. A response in which one sentence
+   * (outside code fences, at least `minChars` long) occurs `minRepeats`
+   * times scores as a repeat of itself (streak 2: observe by default), each
+   * following chanting response adds one. A `text-repetition` verdict with
+   * `optInDetector: 'in-response-repetition'`; never blocks.
+   */
+  repetition?: boolean | DoomLoopRepetitionOptions;
+}
+
+/** Options of the opt-in novelty-aware streaks. */
+export interface DoomLoopNoveltyOptions {
+  /** Compare results with every run of digits masked (timings, ids). Default false. */
+  maskDigits?: boolean;
+}
+
+/** Options of the opt-in in-response repetition detector. */
+export interface DoomLoopRepetitionOptions {
+  /** Occurrences of one sentence that make a response chant (≥ 2). Default 20. */
+  minRepeats?: number;
+  /** Shortest sentence counted, in characters. Default 16. */
+  minChars?: number;
 }
 
 /** The `doomLoop` option: `true` for the defaults, a config object, or `false` / absent for off. */
@@ -367,7 +397,7 @@ export interface TextRepetitionResult {
  * `tool-cycle` (`cycles`), `no-progress` (`ledger`), `tool-failure`
  * (`failures`), `budget` (`budget`).
  */
-export type DoomLoopOptInDetectorKind = 'tool-cycle' | 'no-progress' | 'tool-failure' | 'budget';
+export type DoomLoopOptInDetectorKind = 'tool-cycle' | 'no-progress' | 'tool-failure' | 'budget' | 'in-response-repetition';
 
 /** Options of the opt-in cycle detector. */
 export interface DoomLoopCycleOptions {
@@ -423,6 +453,18 @@ export interface ResolvedDoomLoopBeyond {
     recent: number;
     /** Whether digit runs are masked before comparing. */
     maskDigits: boolean;
+  };
+  /** Novelty-aware streaks, with the option resolved. */
+  novelty?: {
+    /** Whether digit runs are masked before comparing. */
+    maskDigits: boolean;
+  };
+  /** In-response repetition, with both options resolved. */
+  repetition?: {
+    /** Occurrences of one sentence that make a response chant. */
+    minRepeats: number;
+    /** Shortest sentence counted, in characters. */
+    minChars: number;
   };
 }
 

@@ -61,7 +61,7 @@ pub mod session;
 pub mod surface;
 pub mod value;
 
-pub use detectors::{beyond, outcome};
+pub use detectors::{beyond, novelty, outcome, repetition};
 #[cfg(feature = "serde_json")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serde_json")))]
 pub use surface::interop;

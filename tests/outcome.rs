@@ -12,6 +12,10 @@ use doom_loop::{
 };
 use proptest::prelude::*;
 
+/// Outcome-aware streaks alone (RECOMMENDED before issue #17; it now adds
+/// novelty, in-response repetition and a later stop: tests/novelty.rs).
+const OUTCOMES_ONLY: &str = r#"{"outcomes":true}"#;
+
 fn monitor(option: &str) -> DoomLoopMonitor {
     let config = resolve_doom_loop_option(Some(&parse(option).unwrap())).result.unwrap().unwrap();
     DoomLoopMonitor::new(config)
@@ -93,7 +97,7 @@ fn shapes() -> Vec<(&'static str, Vec<Step<'static>>, &'static str, &'static str
 fn progress_shapes_stay_quiet_and_loops_keep_their_verdicts() {
     for (name, steps, defaults, recommended) in shapes() {
         assert_eq!(strongest(&run(&mut monitor("true"), &steps)), defaults, "defaults on {name}");
-        assert_eq!(strongest(&run(&mut monitor(RECOMMENDED_DOOM_LOOP_OPTION), &steps)), recommended, "recommended on {name}");
+        assert_eq!(strongest(&run(&mut monitor(OUTCOMES_ONLY), &steps)), recommended, "outcomes only on {name}");
     }
 }
 
@@ -158,8 +162,9 @@ fn the_recommended_option_is_the_constant_and_resolves() {
     let resolution = resolve_doom_loop_option(Some(&recommended_doom_loop_option()));
     assert!(resolution.warnings.is_empty());
     let config = resolution.result.unwrap().unwrap();
-    assert_eq!(config.ladder, doom_loop::DEFAULT_LADDER);
-    assert!(config.beyond.outcomes.is_some());
+    // The reference's ladder with the stop rung moved from 6 to 12.
+    assert_eq!(config.ladder, doom_loop::ladder::Ladder { stop: doom_loop::ladder::Threshold::At(12.0), ..doom_loop::DEFAULT_LADDER });
+    assert!(config.beyond.outcomes.is_some() && config.beyond.novelty.is_some() && config.beyond.repetition.is_some());
     assert!(config.beyond.cycles.is_none() && !config.beyond.ledger && !config.beyond.failures && config.beyond.budget.is_none());
 }
 
@@ -183,12 +188,12 @@ fn without_beyond(state: &Value) -> Value {
 #[test]
 fn state_survives_get_state_and_restore_mid_run() {
     for (name, steps, ..) in shapes() {
-        let whole = run(&mut monitor(RECOMMENDED_DOOM_LOOP_OPTION), &steps);
+        let whole = run(&mut monitor(OUTCOMES_ONLY), &steps);
         let half = steps.len() / 2;
-        let mut first = monitor(RECOMMENDED_DOOM_LOOP_OPTION);
+        let mut first = monitor(OUTCOMES_ONLY);
         let mut actions = run(&mut first, &steps[..half]);
         let blob = parse(&to_json(&first.get_state())).unwrap();
-        let mut resumed = monitor(RECOMMENDED_DOOM_LOOP_OPTION);
+        let mut resumed = monitor(OUTCOMES_ONLY);
         assert!(resumed.restore(&blob).is_empty());
         assert_eq!(to_json(&resumed.get_state()), to_json(&blob), "{name}: restore is exact");
         // Rounds continue where they stopped.
@@ -209,7 +214,7 @@ fn a_recommended_blob_restored_where_only_the_reference_keys_are_read_is_harmles
     // The reference's restore reads `tools`, `text` and `escalationsUsed`
     // only; the default monitor is the conformance-tested port of it.
     let steps = paging(4);
-    let mut recommended = monitor(RECOMMENDED_DOOM_LOOP_OPTION);
+    let mut recommended = monitor(OUTCOMES_ONLY);
     run(&mut recommended, &steps);
     let blob = recommended.get_state();
     let keys: Vec<String> = blob.as_object().unwrap().iter().map(|(k, _)| k.to_string()).collect();
@@ -225,7 +230,7 @@ fn a_recommended_blob_restored_where_only_the_reference_keys_are_read_is_harmles
     assert_eq!(run(&mut reference, &more[4..]), run(&mut stripped, &more[4..]));
 
     // And the other way: a reference-shaped blob resumes under RECOMMENDED.
-    let mut resumed = monitor(RECOMMENDED_DOOM_LOOP_OPTION);
+    let mut resumed = monitor(OUTCOMES_ONLY);
     assert!(resumed.restore(&without_beyond(&blob)).is_empty());
     assert_eq!(to_json(&resumed.get_state()), to_json(&without_beyond(&blob)));
 }
@@ -236,7 +241,7 @@ fn hostile_outcome_state_is_dropped_not_fatal() {
         r#"{"tools":{},"beyond":{"outcomes":{"__proto__":{"f":{"recent":[1,"a"],"base":"x","last":2}},"t":[],"u":{"f":{"recent":["a"],"base":1e300,"last":1e300,"round":null}}}}}"#,
     )
     .unwrap();
-    let mut m = monitor(RECOMMENDED_DOOM_LOOP_OPTION);
+    let mut m = monitor(OUTCOMES_ONLY);
     assert!(m.restore(&blob).is_empty());
     let state = to_json(&m.get_state());
     assert!(state.contains(r#""u":{"f":{"recent":["a"],"base":1000000,"last":1000000}}"#), "{state}");
@@ -303,7 +308,7 @@ proptest! {
     fn without_results_every_verdict_is_the_defaults(
         rounds in prop::collection::vec((prop::collection::vec((0..2usize, 0..3usize), 0..4), prop::option::of(0..2usize)), 1..30),
     ) {
-        for (with, without) in [(RECOMMENDED_DOOM_LOOP_OPTION, "true"), (r#"{"outcomes":true,"cycles":true}"#, r#"{"cycles":true}"#)] {
+        for (with, without) in [(OUTCOMES_ONLY, "true"), (r#"{"outcomes":true,"cycles":true}"#, r#"{"cycles":true}"#)] {
             let (mut a, mut b) = (monitor(with), monitor(without));
             for (i, (calls, text)) in rounds.iter().enumerate() {
                 let round = (i + 1) as f64;
@@ -335,13 +340,13 @@ proptest! {
 /// `restore(getState())` changed the state.
 #[test]
 fn a_nan_round_leaves_a_state_that_restores_to_itself() {
-    let mut m = monitor(RECOMMENDED_DOOM_LOOP_OPTION);
+    let mut m = monitor(OUTCOMES_ONLY);
     let tool = JsString::from("t");
     let record = m.record_tool_call(&tool, &parse("{}").unwrap(), f64::NAN, &RecordOptions::default()).unwrap();
     m.record_tool_result(&tool, &record.fingerprint, Some(&Value::String(JsString::from("r"))), false, f64::NAN).unwrap();
     let state = to_json(&m.get_state());
     assert!(!state.contains("\"round\""), "{state}");
-    let mut resumed = monitor(RECOMMENDED_DOOM_LOOP_OPTION);
+    let mut resumed = monitor(OUTCOMES_ONLY);
     resumed.restore(&parse(&state).unwrap());
     assert_eq!(to_json(&resumed.get_state()), state);
 }
@@ -352,12 +357,12 @@ fn a_nan_round_leaves_a_state_that_restores_to_itself() {
 /// state.
 #[test]
 fn a_result_without_a_recorded_call_leaves_no_outcome_state() {
-    let mut m = monitor(RECOMMENDED_DOOM_LOOP_OPTION);
+    let mut m = monitor(OUTCOMES_ONLY);
     let tool = JsString::from("web_search_call");
     m.record_tool_result(&tool, &JsString::from(""), Some(&Value::String(JsString::from("r"))), false, 1.0).unwrap();
     let state = to_json(&m.get_state());
     assert!(!state.contains("outcomes"), "{state}");
-    let mut resumed = monitor(RECOMMENDED_DOOM_LOOP_OPTION);
+    let mut resumed = monitor(OUTCOMES_ONLY);
     resumed.restore(&parse(&state).unwrap());
     assert_eq!(to_json(&resumed.get_state()), state);
 }

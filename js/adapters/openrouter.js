@@ -664,9 +664,9 @@ class CallModelDoomLoop {
     return undefined;
   }
 
-  /** Results feed the ledger, the failure streak and outcome-aware streaks. */
+  /** Results feed the ledger, the failure streak, outcome- and novelty-aware streaks. */
   #tracksResults() {
-    return this.#beyond !== null && Boolean(this.#beyond.ledger || this.#beyond.failures || this.#beyond.outcomes);
+    return this.#beyond !== null && Boolean(this.#beyond.ledger || this.#beyond.failures || this.#beyond.outcomes || this.#beyond.novelty);
   }
 
   /**

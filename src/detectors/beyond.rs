@@ -23,7 +23,9 @@
 
 use crate::js_string::JsString;
 use crate::json::{Object, Value};
+use crate::novelty::{NoveltyConfig, NoveltyState};
 use crate::outcome::{OutcomeConfig, OutcomeState};
+use crate::repetition::RepetitionConfig;
 
 /// Detector label for a repeating cycle of calls.
 pub const TOOL_CYCLE: &str = "tool-cycle";
@@ -53,6 +55,10 @@ pub struct BeyondConfig {
     pub budget: Option<BudgetConfig>,
     /// Outcome-aware streaks ([`crate::outcome`]), when configured.
     pub outcomes: Option<OutcomeConfig>,
+    /// Novelty-aware streaks ([`crate::novelty`]), when configured.
+    pub novelty: Option<NoveltyConfig>,
+    /// In-response repetition ([`crate::repetition`]), when configured.
+    pub repetition: Option<RepetitionConfig>,
 }
 
 /// Spend limits (in whatever unit the caller feeds: tokens or cost).
@@ -104,6 +110,8 @@ impl BeyondConfig {
                     .unwrap_or_else(|| JsString::from("tokens")),
             }),
             outcomes: get("outcomes").and_then(OutcomeConfig::from_option),
+            novelty: get("novelty").and_then(NoveltyConfig::from_option),
+            repetition: get("repetition").and_then(RepetitionConfig::from_option),
         }
     }
 
@@ -134,6 +142,12 @@ impl BeyondConfig {
         }
         if let Some(outcomes) = &self.outcomes {
             out.insert(JsString::from("outcomes"), outcomes.to_value());
+        }
+        if let Some(novelty) = &self.novelty {
+            out.insert(JsString::from("novelty"), novelty.to_value());
+        }
+        if let Some(repetition) = &self.repetition {
+            out.insert(JsString::from("repetition"), repetition.to_value());
         }
         Value::Object(out)
     }
@@ -222,6 +236,10 @@ pub(crate) struct BeyondState {
     pub(crate) loop_suspected: bool,
     /// Outcome-aware streak evidence.
     pub(crate) outcomes: OutcomeState,
+    /// Novelty-aware streak evidence.
+    pub(crate) novelty: NoveltyState,
+    /// Consecutive responses that chanted (in-response repetition).
+    pub(crate) chanting: f64,
 }
 
 /// Per-tool state in insertion order, O(1) by name.
@@ -373,6 +391,12 @@ impl BeyondState {
         if let Some(outcomes) = self.outcomes.to_value() {
             out.insert(JsString::from("outcomes"), outcomes);
         }
+        if let Some(novelty) = self.novelty.to_value() {
+            out.insert(JsString::from("novelty"), novelty);
+        }
+        if self.chanting > 0.0 {
+            out.insert(JsString::from("repetition"), Value::Number(self.chanting));
+        }
         (!out.is_empty()).then_some(Value::Object(out))
     }
 
@@ -440,6 +464,8 @@ impl BeyondState {
             .unwrap_or(0.0)
             .min(state.spent);
         state.outcomes = OutcomeState::from_value(object.get("outcomes"));
+        state.novelty = NoveltyState::from_value(object.get("novelty"));
+        state.chanting = finite(object.get("repetition")).unwrap_or(0.0);
         state
     }
 }

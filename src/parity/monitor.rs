@@ -501,11 +501,17 @@ impl DoomLoopMonitor {
         let streak = score(call_set);
         let round_set: Arc<[JsString]> = declared.cloned().unwrap_or_else(|| Arc::from(single));
         let round_streak = score(&round_set);
-        let effective = match self.config.beyond.outcomes {
+        let reference = streak.max(call_streak);
+        let mut effective = match self.config.beyond.outcomes {
             // Outcome-aware: the calls before the result last turned new do not count.
-            Some(_) => self.beyond.outcomes.streak(tool_name, &fingerprint, streak.max(call_streak), round),
-            None => streak.max(call_streak),
+            Some(_) => self.beyond.outcomes.streak(tool_name, &fingerprint, reference, round),
+            None => reference,
         };
+        if self.config.beyond.novelty.is_some() {
+            // Novelty-aware: nor do the calls before something new happened
+            // while this call's own output was moving. The later restart wins.
+            effective = effective.min(self.beyond.novelty.streak(tool_name, &fingerprint, reference, round));
+        }
         let action = resolve_ladder_action(
             &self.config.ladder,
             effective,
@@ -645,6 +651,14 @@ impl DoomLoopMonitor {
         failed: bool,
         round: f64,
     ) -> Result<Option<Verdict>> {
+        // Every identity first: a result that cannot be fingerprinted leaves
+        // the state as it was.
+        let novelty = match (&self.config.beyond.novelty, outcome) {
+            (Some(config), Some(outcome)) => Some(JsString::from(crate::fingerprint::fingerprint_key_material(
+                &config.comparable(outcome),
+            )?)),
+            _ => None,
+        };
         if let (Some(config), Some(outcome)) = (&self.config.beyond.outcomes, outcome) {
             let identity = JsString::from(crate::fingerprint::fingerprint_key_material(&config.comparable(outcome))?);
             let recent = config.recent;
@@ -655,6 +669,9 @@ impl DoomLoopMonitor {
                 self.reset_text_streak();
                 self.beyond.progress(tool_name);
             }
+        }
+        if let Some(identity) = novelty {
+            self.beyond.novelty.record(tool_name, input, identity);
         }
         let mut verdict = None;
         if let (true, Some(outcome)) = (self.config.beyond.ledger, outcome) {
@@ -752,6 +769,14 @@ impl DoomLoopMonitor {
             return None;
         }
         let within_response = self.text_repetition_verdict(&normalized);
+        let within_response = match &self.config.beyond.repetition {
+            Some(config) => {
+                let chant = crate::repetition::chanting(&text.to_string(), config);
+                let verdict = self.chanting_verdict(chant);
+                stronger_verdict(within_response, verdict)
+            }
+            None => within_response,
+        };
 
         let fingerprint = JsString::from(fingerprint_string(&normalized));
         let streak = match &self.text {
@@ -777,6 +802,35 @@ impl DoomLoopMonitor {
             });
         let verdict = stronger_verdict(within_response, cross_turn);
         self.noted(verdict)
+    }
+
+    /// The in-response repetition verdict of one response (opt-in): a
+    /// chanting response scores as a repeat of itself, each following one
+    /// that chants again adds one, one that does not resets the count.
+    fn chanting_verdict(&mut self, chant: Option<crate::repetition::Chant>) -> Option<Verdict> {
+        let Some(chant) = chant else {
+            self.beyond.chanting = 0.0;
+            return None;
+        };
+        self.beyond.chanting = (self.beyond.chanting + 1.0).min(1_000_000.0);
+        let streak = self.beyond.chanting + 1.0;
+        let action = resolve_ladder_action(&self.config.ladder, streak, self.ladder_options(false))?;
+        let sample = JsString::from(chant.sample.as_str());
+        let mut message = JsString::from("Doom loop suspected: the response repeats \"");
+        message.push_js(&sample);
+        message.push_str(&format!(
+            "\" {} times. Stop repeating and take a different approach.",
+            chant.repeats
+        ));
+        Some(Verdict {
+            detector: Value::String(JsString::from(TEXT_REPETITION)),
+            opt_in_detector: Some(crate::repetition::IN_RESPONSE_REPETITION),
+            action,
+            streak,
+            fingerprint: JsString::from(fingerprint_string(&sample)),
+            tool_name: None,
+            message,
+        })
     }
 
     fn text_repetition_verdict(&self, normalized: &JsString) -> Option<Verdict> {

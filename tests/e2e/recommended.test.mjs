@@ -113,21 +113,38 @@ describe('RECOMMENDED_DOOM_LOOP_OPTION through the real SDK', () => {
     assert.equal(run.text, 'All tests pass.');
   });
 
-  test('the same call with the same output is still stopped, exactly as the reference stops it', async () => {
+  test('edit_file then run_tests printing a failure it printed before: outcomes alone block it; RECOMMENDED completes', async () => {
+    // The shape of agents with separate edit and test tools: the failure count
+    // comes back to an earlier one (4, 3, 4, 3, …) while every edit is new.
+    const failing = [4, 3, 4, 3, 2, 3, 1, 0];
+    const make = () => editThenTestAgent(failing, { showEdit: true });
+    const ref = make();
+    const reference = await runCallModel({ script: ref.model, request: request(ref), doomLoop: true });
+    assert.equal(reference.input.getDoomLoopEndReason(), 'doom_loop');
+    const old = make();
+    const outcomesOnly = await runCallModel({ script: old.model, request: request(old), doomLoop: { outcomes: true } });
+    assert.ok(interventions(outcomesOnly.input).includes('tool-fingerprint:block@3'), verdictsOf(outcomesOnly.input).join(' '));
+
+    const run = await assertQuiet(make, 16);
+    assert.equal(run.text, 'All tests pass.');
+    const state = run.input.getDoomLoopState();
+    assert.ok(state.beyond.novelty.tools.edit_file.seen.length >= 2, 'novelty evidence is persisted under beyond');
+  });
+
+  test('the same call with the same output is still stopped; blocked from the 3rd call as by the reference, stopped at the 12th', async () => {
     const ref = sameOutputAgent();
     const reference = await runCallModel({ script: ref.model, request: request(ref), doomLoop: true });
     const agent = sameOutputAgent();
     const run = await runCallModel({ script: agent.model, request: request(agent), doomLoop: RECOMMENDED_DOOM_LOOP_OPTION });
     assert.deepEqual(verdictsOf(run.input), [
       'tool-fingerprint:observe@2',
-      'tool-fingerprint:block@3',
-      'tool-fingerprint:block@4',
-      'tool-fingerprint:block@5',
-      'tool-fingerprint:stop@6',
+      ...[3, 4, 5, 6, 7, 8, 9, 10, 11].map((n) => `tool-fingerprint:block@${n}`),
+      'tool-fingerprint:stop@12',
     ]);
-    assert.deepEqual(verdictsOf(run.input), verdictsOf(reference.input));
+    assert.deepEqual(verdictsOf(run.input).slice(0, 4), verdictsOf(reference.input).slice(0, 4));
     assert.equal(run.input.getDoomLoopEndReason(), 'doom_loop');
-    assert.deepEqual(run.srv.requests, reference.srv.requests);
+    // The same wire up to where the reference stopped: the blocks are the same.
+    assert.deepEqual(run.srv.requests.slice(0, reference.srv.requests.length), reference.srv.requests);
     assert.deepEqual(agent.executions, ['INV-9', 'INV-9']);
   });
 });
@@ -147,10 +164,14 @@ describe('RECOMMENDED_DOOM_LOOP_OPTION in a replayed transcript', () => {
     assert.equal(recommended.stopVerdict, null);
   });
 
-  test('the same output every time: RECOMMENDED stops where the defaults stop', () => {
-    const same = Array(8).fill('a1/b1');
-    const expected = ['-', 'observe', 'block', 'block', 'block', 'stop'];
-    assert.deepEqual(actions(replayTranscript({ doomLoop: true, rounds: rounds(same) })), expected);
-    assert.deepEqual(actions(replayTranscript({ doomLoop: RECOMMENDED_DOOM_LOOP_OPTION, rounds: rounds(same) })), expected);
+  test('the same output every time: RECOMMENDED blocks where the defaults block, and stops at the 12th call', () => {
+    const same = Array(14).fill('a1/b1');
+    assert.deepEqual(actions(replayTranscript({ doomLoop: true, rounds: rounds(same) })), ['-', 'observe', 'block', 'block', 'block', 'stop']);
+    assert.deepEqual(actions(replayTranscript({ doomLoop: RECOMMENDED_DOOM_LOOP_OPTION, rounds: rounds(same) })), [
+      '-',
+      'observe',
+      ...Array(9).fill('block'),
+      'stop',
+    ]);
   });
 });

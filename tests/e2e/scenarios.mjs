@@ -106,17 +106,20 @@ export function pagingAgent() {
 
 /**
  * An editor tool and a test tool: the identical run_tests({}) after every
- * edit, the failures going down through `failing` until the suite passes.
+ * edit, the failures following `failing` until the suite passes (a count may
+ * come back: the test prints a failure it printed before). With `showEdit`
+ * the editor answers with the edited region, as real editors do (new after
+ * every edit); without, `{ ok: true }` every time.
  */
-export function editThenTestAgent(failing = [5, 4, 3, 2, 1, 0]) {
+export function editThenTestAgent(failing = [5, 4, 3, 2, 1, 0], { showEdit = false } = {}) {
   const executions = [];
   let runs = 0;
   const editFile = tool({
     name: 'edit_file',
     inputSchema: z.object({ path: z.string(), patch: z.string() }),
-    execute: async ({ patch }) => {
+    execute: async ({ path, patch }) => {
       executions.push(patch);
-      return { ok: true };
+      return showEdit ? { ok: true, edited: `${path}: ${patch}` } : { ok: true };
     },
   });
   const runTests = tool({

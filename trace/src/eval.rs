@@ -199,16 +199,60 @@ pub struct Metrics {
     pub stops: Split,
     /// Runs with any intervention (not only the first) on unchanged output.
     pub caught_unchanged: usize,
+    /// Runs labelled unsuccessful.
+    pub unresolved: usize,
+    /// Unsuccessful runs with a `block` or `stop`.
+    pub unresolved_intervened: usize,
+    /// Unsuccessful runs with a `stop` (halted).
+    pub unresolved_stopped: usize,
+    /// Calls after the halt in unsuccessful runs: work saved.
+    pub saved_unresolved: usize,
+    /// Calls after the halt in successful runs: work the successful agent
+    /// would not have done.
+    pub lost_resolved: usize,
+    /// Runs that ended on a cost, step or attempt cap ([`cap_kind`]).
+    pub capped: usize,
+    /// Tool calls in the capped runs.
+    pub capped_calls: usize,
+    /// Capped runs a stop ends.
+    pub capped_stopped: usize,
+    /// Calls after the halt in capped runs.
+    pub capped_saved: usize,
 }
 
 impl Metrics {
+    /// Successful runs with a `block` or `stop`.
+    pub fn resolved_intervened(&self) -> usize {
+        self.first_resolved.unchanged + self.first_resolved.changing + self.first_resolved.unknown + self.first_resolved.text
+    }
+
     /// Runs with a `block` or `stop`.
     pub fn intervened(&self) -> usize {
         self.first.unchanged + self.first.changing + self.first.unknown + self.first.text
     }
 
-    fn add(&mut self, outcome: &RunOutcome, resolved: Option<bool>) {
+    fn add(&mut self, outcome: &RunOutcome, resolved: Option<bool>, capped: bool) {
         let ok = resolved == Some(true);
+        let failed = resolved == Some(false);
+        let intervened = outcome.first.is_some();
+        self.unresolved += usize::from(failed);
+        self.unresolved_intervened += usize::from(failed && intervened);
+        self.unresolved_stopped += usize::from(failed && outcome.stopped);
+        if outcome.stopped {
+            if ok {
+                self.lost_resolved += outcome.saved;
+            } else if failed {
+                self.saved_unresolved += outcome.saved;
+            }
+        }
+        if capped {
+            self.capped += 1;
+            self.capped_calls += outcome.calls;
+            self.capped_stopped += usize::from(outcome.stopped);
+            if outcome.stopped {
+                self.capped_saved += outcome.saved;
+            }
+        }
         self.runs += 1;
         self.labelled += usize::from(resolved.is_some());
         self.resolved += usize::from(ok);
@@ -255,6 +299,15 @@ impl Metrics {
         self.first_resolved.merge(&other.first_resolved);
         self.stops.merge(&other.stops);
         self.caught_unchanged += other.caught_unchanged;
+        self.unresolved += other.unresolved;
+        self.unresolved_intervened += other.unresolved_intervened;
+        self.unresolved_stopped += other.unresolved_stopped;
+        self.saved_unresolved += other.saved_unresolved;
+        self.lost_resolved += other.lost_resolved;
+        self.capped += other.capped;
+        self.capped_calls += other.capped_calls;
+        self.capped_stopped += other.capped_stopped;
+        self.capped_saved += other.capped_saved;
     }
 }
 
@@ -377,6 +430,19 @@ impl Evaluation {
     /// success label, where known. A run that failed to import (`Err`) or
     /// fails to replay is counted as failed and listed in the report.
     pub fn add_run(&mut self, source: &str, id: &str, resolved: Option<bool>, transcript: Result<Transcript>) {
+        self.add_run_ending(source, id, resolved, None, transcript);
+    }
+
+    /// [`Evaluation::add_run`] with how the run ended (its `exitStatus`,
+    /// where recorded), for the capped-run columns ([`cap_kind`]).
+    pub fn add_run_ending(
+        &mut self,
+        source: &str,
+        id: &str,
+        resolved: Option<bool>,
+        exit_status: Option<&str>,
+        transcript: Result<Transcript>,
+    ) {
         let mut transcript = match transcript {
             Ok(transcript) => transcript,
             Err(error) => {
@@ -390,6 +456,7 @@ impl Evaluation {
                 return;
             }
         };
+        let capped = cap_kind(exit_status, &transcript).is_some();
         let mut row = self.sessions.is_some().then(|| SessionRow {
             source: source.to_string(),
             id: id.to_string(),
@@ -407,7 +474,7 @@ impl Evaluation {
                 measure(&transcript, &timeline)
             });
             match replayed {
-                Ok(outcome) => self.source_metrics(source)[index].add(&outcome, resolved),
+                Ok(outcome) => self.source_metrics(source)[index].add(&outcome, resolved, capped),
                 Err(error) => {
                     self.source_metrics(source)[index].failed += 1;
                     let label = self.options[index].label.clone();
@@ -430,7 +497,7 @@ impl Evaluation {
         for warning in run.warnings {
             self.warn(warning);
         }
-        self.add_run(&run.source, &run.id, run.resolved, run.transcript);
+        self.add_run_ending(&run.source, &run.id, run.resolved, run.exit_status.as_deref(), run.transcript);
     }
 
     /// Adds every run of an input (file contents: JSON, JSON Lines, gzip),
@@ -561,6 +628,36 @@ pub struct Report {
     /// What the import and the walk noticed but read past (see
     /// [`Evaluation::warnings`]).
     pub warnings: Vec<String>,
+}
+
+/// Why a run ended on a cost, step or attempt cap, from its own markers;
+/// `None` when it did not (or nothing says so). Read from the run's
+/// `exitStatus` — a cost limit (`exit_cost`, also `submitted (exit_cost)`:
+/// auto-submitted after it), `exit_context` / `exit_format`, any status
+/// naming a limit (`LimitsExceeded`, `step limit`), `no finish…` (the agent
+/// ran out of iterations) — or from the run's last call, when it is
+/// SWE-agent's own `exit_cost` / `exit_context` / `exit_format` action. A
+/// harness that caps steps without recording it (tau-bench's 30 steps)
+/// leaves nothing to read.
+pub fn cap_kind(exit_status: Option<&str>, transcript: &Transcript) -> Option<String> {
+    let status = exit_status.unwrap_or("");
+    let lower = status.to_ascii_lowercase();
+    if lower.contains("exit_cost") {
+        return Some(if lower.starts_with("submitted") { "autosubmit after cost limit" } else { "cost limit" }.to_string());
+    }
+    if lower.contains("exit_context") || lower.contains("exit_format") || lower.contains("limit") {
+        return Some(status.to_string());
+    }
+    if lower.starts_with("no finish") {
+        return Some("step limit".to_string());
+    }
+    let last = transcript.rounds.last().and_then(|round| round.calls.last())?;
+    let command = match &last.args {
+        Value::Object(o) => o.get("command").and_then(Value::as_js_string).map(|c| c.to_string()),
+        _ => None,
+    }?;
+    let word = command.split_whitespace().next().unwrap_or("");
+    matches!(word, "exit_cost" | "exit_context" | "exit_format").then(|| format!("autosubmit after {word}"))
 }
 
 /// Replays one run (under its own `option`) and measures it.
@@ -748,10 +845,15 @@ impl Report {
                     100.0 * m.saved_tokens / m.tokens
                 ));
             }
+            out.push_str(&render_outcomes(option));
             out.push('\n');
         }
         out.push_str(
             "(N) = successful runs among N; unchanged/changing/unknown/text classify each run's first block or stop\n",
+        );
+        out.push_str(
+            "outcomes: intervened / halted = runs with a block or stop / with a stop, ok = successful, failed = unsuccessful;\n  \
+saved = calls after the halt in unsuccessful runs, lost = in successful ones; capped = runs that ended on a cost, step or attempt cap\n",
         );
         if !self.failures.is_empty() {
             let total = self.failures.len() + self.failures_omitted;
@@ -776,7 +878,10 @@ impl Report {
     /// {unchanged, changing, unknown, text}`, `firstInterventionResolved`,
     /// `stops` (each stopped run's stopping verdict, classified the same
     /// way), `caughtUnchanged` (runs with any intervention on unchanged
-    /// output), `refusedPercent`, …).
+    /// output), `refusedPercent`, … and the outcome columns: `unresolved`,
+    /// `intervenedResolved` / `intervenedUnresolved`, `haltedResolved` /
+    /// `haltedUnresolved`, `savedUnresolved` / `lostResolved` (calls after
+    /// the halt), `capped`, `cappedCalls`, `cappedHalted`, `cappedSaved`).
     pub fn to_json(&self) -> String {
         let mut out = String::from("{\"options\":[");
         for (i, option) in self.options.iter().enumerate() {
@@ -830,6 +935,47 @@ impl Report {
     }
 }
 
+/// The outcome columns of one option: a row per source and a total.
+fn render_outcomes(option: &OptionReport) -> String {
+    let header = [
+        "outcomes", "intervened ok", "intervened failed", "halted ok", "halted failed", "saved", "lost", "capped",
+        "capped halted", "capped saved",
+    ];
+    let mut rows: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
+    let mut push = |name: &str, m: &Metrics| {
+        rows.push(vec![
+            name.to_string(),
+            m.resolved_intervened().to_string(),
+            m.unresolved_intervened.to_string(),
+            m.resolved_stopped.to_string(),
+            m.unresolved_stopped.to_string(),
+            m.saved_unresolved.to_string(),
+            m.lost_resolved.to_string(),
+            format!("{} ({} calls)", m.capped, m.capped_calls),
+            m.capped_stopped.to_string(),
+            format!("{} {}", m.capped_saved, percent(m.capped_saved, m.capped_calls)),
+        ]);
+    };
+    for (name, metrics) in &option.sources {
+        push(name, metrics);
+    }
+    push("total", &option.total);
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in &rows {
+        let line: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(c, cell)| if c == 0 { format!("{cell:<w$}", w = widths[c]) } else { format!("{cell:>w$}", w = widths[c]) })
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
 fn push_string(s: &str, out: &mut String) {
     write_json_string(&JsString::from(s), out);
 }
@@ -853,7 +999,9 @@ fn metrics_json(m: &Metrics, out: &mut String) {
     out.push_str(&format!(
         "{{\"runs\":{},\"failed\":{},\"labelled\":{},\"resolved\":{},\"observed\":{},\"blocked\":{},\"stopped\":{},\
 \"intervened\":{},\"resolvedObserved\":{},\"resolvedBlocked\":{},\"resolvedStopped\":{},\"calls\":{},\"refused\":{},\
-\"saved\":{},\"tokens\":{},\"savedTokens\":{},\"refusedPercent\":{},\"savedPercent\":{},\"firstIntervention\":{},\"firstInterventionResolved\":{},\"stops\":{},\"caughtUnchanged\":{}}}",
+\"saved\":{},\"tokens\":{},\"savedTokens\":{},\"refusedPercent\":{},\"savedPercent\":{},\"firstIntervention\":{},\"firstInterventionResolved\":{},\"stops\":{},\"caughtUnchanged\":{},\
+\"unresolved\":{},\"intervenedResolved\":{},\"intervenedUnresolved\":{},\"haltedResolved\":{},\"haltedUnresolved\":{},\
+\"savedUnresolved\":{},\"lostResolved\":{},\"capped\":{},\"cappedCalls\":{},\"cappedHalted\":{},\"cappedSaved\":{}}}",
         m.runs,
         m.failed,
         m.labelled,
@@ -876,6 +1024,17 @@ fn metrics_json(m: &Metrics, out: &mut String) {
         split_json(&m.first_resolved),
         split_json(&m.stops),
         m.caught_unchanged,
+        m.unresolved,
+        m.resolved_intervened(),
+        m.unresolved_intervened,
+        m.resolved_stopped,
+        m.unresolved_stopped,
+        m.saved_unresolved,
+        m.lost_resolved,
+        m.capped,
+        m.capped_calls,
+        m.capped_stopped,
+        m.capped_saved,
     ));
 }
 

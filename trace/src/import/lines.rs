@@ -31,6 +31,10 @@ pub struct ImportedRun {
     /// Whether the run succeeded, where labelled (`resolved`, `success`,
     /// or a `reward` of 1).
     pub resolved: Option<bool>,
+    /// How the run ended, where recorded (`exitStatus`, `exit_status`, or
+    /// `info.exit_status`): the evaluation reads cost, step and attempt caps
+    /// from it.
+    pub exit_status: Option<String>,
     /// The format it was read as.
     pub format: Option<Format>,
     /// The transcript, or an error naming the place and run id.
@@ -97,6 +101,9 @@ fn run_from(document: &Value, place: String, name: &str) -> ImportedRun {
         source: string_field(document, &["source"]).map_or_else(|| stem(name), |s| s.to_string()),
         id: id.unwrap_or_else(|| place.clone()),
         resolved: resolved(document),
+        exit_status: scalar(get(document, "exitStatus"))
+            .or_else(|| scalar(get(document, "exit_status")))
+            .or_else(|| get(document, "info").and_then(|info| scalar(get(info, "exit_status")))),
         format,
         transcript,
         place,
@@ -109,6 +116,7 @@ fn failed(place: String, name: &str, error: Error) -> ImportedRun {
         source: stem(name),
         id: place.clone(),
         resolved: None,
+        exit_status: None,
         format: None,
         transcript: Err(with_place(&place, None, error)),
         place,
