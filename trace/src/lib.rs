@@ -11,5 +11,6 @@
 
 pub mod cli;
 pub mod eval;
+pub mod hook;
 pub mod import;
 pub mod replay;

@@ -18,6 +18,7 @@ use doom_loop::json::parse;
 use doom_loop::ladder::Action;
 use doom_loop_trace::cli::{self, OptionChoice};
 use doom_loop_trace::eval::Evaluation;
+use doom_loop_trace::hook::args::HookCommand;
 use doom_loop_trace::import::{import_bytes, trace_files, ImportedRun};
 
 /// The bundled example transcript: the default input of `replay`.
@@ -78,7 +79,12 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// The `doomLoop` option to replay with, as JSON (overrides the trace's)
-        #[arg(long = "option", value_name = "JSON", allow_hyphen_values = true, conflicts_with = "recommended")]
+        #[arg(
+            long = "option",
+            value_name = "JSON",
+            allow_hyphen_values = true,
+            conflicts_with = "recommended"
+        )]
         option: Option<String>,
         /// Replay with RECOMMENDED_DOOM_LOOP_OPTION
         #[arg(long)]
@@ -107,6 +113,11 @@ enum Command {
         /// Exit 1 when any run reaches this rung (or a stronger one) under any option
         #[arg(long, value_enum, value_name = "RUNG")]
         fail_on: Option<FailOn>,
+    },
+    /// Guard a coding agent: the hook command Claude Code or Gemini CLI runs around every tool call, and its installer
+    Hook {
+        #[command(subcommand)]
+        command: HookCommand,
     },
 }
 
@@ -147,6 +158,16 @@ type Outcome = Result<(), Failure>;
 fn main() -> ExitCode {
     let matches = match Cli::command().try_get_matches_from(std::env::args_os()) {
         Ok(matches) => matches,
+        Err(error) if is_hook_run() && error.use_stderr() => {
+            // An agent reads a hook's exit status 2 as "block the call": a
+            // bad hook command line allows the call instead, with one line.
+            let first = error.render().to_string();
+            warn(&format!(
+                "doomloop hook: {}; allowing the call",
+                first.lines().next().unwrap_or("bad arguments")
+            ));
+            return ExitCode::SUCCESS;
+        }
         Err(error) => return clap_exit(&error),
     };
     let cli = match Cli::from_arg_matches(&matches) {
@@ -170,6 +191,12 @@ fn main() -> ExitCode {
     }
 }
 
+/// `doomloop hook claude-code|gemini-cli …`: a hook an agent runs.
+fn is_hook_run() -> bool {
+    let args: Vec<_> = std::env::args_os().skip(1).take(2).collect();
+    args.len() == 2 && args[0] == "hook" && (args[1] == "claude-code" || args[1] == "gemini-cli")
+}
+
 /// Help and version go to stdout (exit 0, or the output failure's
 /// status); every other parse error to stderr with exit 2.
 fn clap_exit(error: &clap::Error) -> ExitCode {
@@ -179,7 +206,10 @@ fn clap_exit(error: &clap::Error) -> ExitCode {
         return ExitCode::from(EXIT_ERROR);
     }
     let mut stdout = io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => output_failed(&error),
     }
@@ -201,6 +231,13 @@ fn warn(line: &str) {
 
 fn run(command: Command, out: &mut impl Write) -> Outcome {
     match command {
+        Command::Hook { command } => doom_loop_trace::hook::args::main(
+            command,
+            &mut io::stdin().lock(),
+            out,
+            &mut io::stderr().lock(),
+        )
+        .map_err(Failure::Input),
         Command::Conformance { paths } => conformance(&paths, out),
         Command::Fingerprint { tool, json } => {
             let text = argument_or_stdin(json)?;
@@ -221,7 +258,10 @@ fn run(command: Command, out: &mut impl Write) -> Outcome {
         } => {
             let (bytes, name) = match file {
                 Some(path) => (read_bytes(&path)?, source_name(&path)),
-                None => (BILLING_AGENT.as_bytes().to_vec(), "billing-agent.json".to_string()),
+                None => (
+                    BILLING_AGENT.as_bytes().to_vec(),
+                    "billing-agent.json".to_string(),
+                ),
             };
             let choice = match (&option, recommended) {
                 (Some(text), _) => OptionChoice::Json(text),
@@ -240,7 +280,8 @@ fn run(command: Command, out: &mut impl Write) -> Outcome {
             json,
             fail_on,
         } => {
-            let options = cli::eval_options(&options, recommended, compare).map_err(Failure::Input)?;
+            let options =
+                cli::eval_options(&options, recommended, compare).map_err(Failure::Input)?;
             let runs = import_all(&paths)?;
             let mut evaluation = Evaluation::new(options);
             let mut progress = Progress::new(runs.len());
@@ -257,7 +298,12 @@ fn run(command: Command, out: &mut impl Write) -> Outcome {
 
 /// Prints a result: warnings to stderr, the result to stdout, and the
 /// finding (if any) as the outcome.
-fn finish(stdout: &str, warnings: &[String], finding: Option<String>, out: &mut impl Write) -> Outcome {
+fn finish(
+    stdout: &str,
+    warnings: &[String],
+    finding: Option<String>,
+    out: &mut impl Write,
+) -> Outcome {
     for warning in warnings {
         warn(&format!("warning: {warning}"));
     }
@@ -307,7 +353,11 @@ impl Progress {
             return;
         }
         self.shown = Some(percent);
-        let _ = write!(io::stderr().lock(), "\reval: {done}/{} runs ({percent}%)", self.total);
+        let _ = write!(
+            io::stderr().lock(),
+            "\reval: {done}/{} runs ({percent}%)",
+            self.total
+        );
     }
 
     fn clear(&self) {
@@ -398,7 +448,12 @@ fn conformance(paths: &[PathBuf], out: &mut impl Write) -> Outcome {
         for failure in outcome.failures.iter().take(20) {
             writeln!(out, "FAIL {name}: {failure}")?;
         }
-        writeln!(out, "{name}: {} passed, {} failed", outcome.passed, outcome.failures.len())?;
+        writeln!(
+            out,
+            "{name}: {} passed, {} failed",
+            outcome.passed,
+            outcome.failures.len()
+        )?;
         passed += outcome.passed;
         failed += outcome.failures.len();
     }
@@ -411,7 +466,9 @@ fn conformance(paths: &[PathBuf], out: &mut impl Write) -> Outcome {
         )));
     }
     if failed > 0 {
-        return Err(Failure::Finding(format!("{failed} conformance case(s) failed")));
+        return Err(Failure::Finding(format!(
+            "{failed} conformance case(s) failed"
+        )));
     }
     Ok(())
 }

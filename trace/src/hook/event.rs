@@ -1,0 +1,167 @@
+//! The hook events of Claude Code and Gemini CLI, read into one shape.
+//!
+//! Both agents run a command with one JSON object on stdin per event. The
+//! fields read here are the ones each agent's own source writes (Claude
+//! Code 2.1: `session_id`, `transcript_path`, `hook_event_name`,
+//! `tool_name`, `tool_input`, `tool_use_id`, `tool_response`, `error`;
+//! Gemini CLI 0.61 `HookEventHandler`: `session_id`, `transcript_path`,
+//! `hook_event_name`, `tool_name`, `tool_input`, `tool_response`); every
+//! other field is ignored, so newer versions that add fields still read.
+
+use doom_loop::json::Value;
+
+/// The agent a hook answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Agent {
+    /// Anthropic's Claude Code (`@anthropic-ai/claude-code`).
+    ClaudeCode,
+    /// Google's Gemini CLI (`@google/gemini-cli`).
+    GeminiCli,
+}
+
+impl Agent {
+    /// The name used on the command line and in state file names.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::GeminiCli => "gemini-cli",
+        }
+    }
+
+    /// Parses a command-line name.
+    pub fn from_name(name: &str) -> Option<Agent> {
+        match name {
+            "claude-code" => Some(Agent::ClaudeCode),
+            "gemini-cli" => Some(Agent::GeminiCli),
+            _ => None,
+        }
+    }
+}
+
+/// What happened, for the detector.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Kind {
+    /// A session started (or resumed).
+    SessionStart,
+    /// The user sent a prompt: a new user turn.
+    UserTurn,
+    /// Gemini CLI is about to send a model request (`BeforeModel`): the
+    /// calls that follow belong to the response to this request.
+    ModelRequest,
+    /// A tool call is about to run (`PreToolUse`, `BeforeTool`).
+    BeforeTool {
+        /// Claude Code's `tool_use_id` (Gemini CLI sends none).
+        id: Option<String>,
+        /// The tool.
+        tool: String,
+        /// Its arguments.
+        input: Value,
+    },
+    /// A tool call returned (`PostToolUse`, `PostToolUseFailure`, `AfterTool`).
+    AfterTool {
+        /// Claude Code's `tool_use_id`.
+        id: Option<String>,
+        /// The tool.
+        tool: String,
+        /// Its arguments (to find the call when there is no id).
+        input: Value,
+        /// What it returned (`tool_response`, or the `error` text).
+        output: Value,
+        /// It failed.
+        failed: bool,
+    },
+    /// Any other event (`Stop`, `SessionEnd`, `Notification`, …): nothing to decide.
+    Other(String),
+}
+
+/// One event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    /// The agent's session id (names the state file).
+    pub session_id: String,
+    /// The transcript the agent writes, when it names one.
+    pub transcript_path: Option<String>,
+    /// What happened.
+    pub kind: Kind,
+}
+
+fn text(object: &doom_loop::json::Object, key: &str) -> Option<String> {
+    object
+        .get(key)
+        .and_then(Value::as_js_string)
+        .map(|s| s.to_utf8_lossy().into_owned())
+}
+
+/// Reads an event.
+///
+/// # Errors
+/// A message naming the missing or mistyped field.
+pub fn parse_event(agent: Agent, value: &Value) -> Result<Event, String> {
+    let object = value.as_object().ok_or("the event is not a JSON object")?;
+    let session_id = text(object, "session_id").ok_or("the event has no string `session_id`")?;
+    if session_id.is_empty() {
+        return Err("the event's `session_id` is empty".into());
+    }
+    let name =
+        text(object, "hook_event_name").ok_or("the event has no string `hook_event_name`")?;
+    let transcript_path = text(object, "transcript_path").filter(|p| !p.is_empty());
+    let tool = || {
+        text(object, "tool_name")
+            .ok_or_else(|| format!("the {name} event has no string `tool_name`"))
+    };
+    let input = || object.get("tool_input").cloned().unwrap_or(Value::Null);
+    let id = || text(object, "tool_use_id").filter(|id| !id.is_empty());
+    let kind = match (agent, name.as_str()) {
+        (_, "SessionStart") => Kind::SessionStart,
+        (Agent::ClaudeCode, "UserPromptSubmit") | (Agent::GeminiCli, "BeforeAgent") => {
+            Kind::UserTurn
+        }
+        (Agent::GeminiCli, "BeforeModel") => Kind::ModelRequest,
+        (Agent::ClaudeCode, "PreToolUse") | (Agent::GeminiCli, "BeforeTool") => Kind::BeforeTool {
+            id: id(),
+            tool: tool()?,
+            input: input(),
+        },
+        (Agent::ClaudeCode, "PostToolUse") => Kind::AfterTool {
+            id: id(),
+            tool: tool()?,
+            input: input(),
+            output: object.get("tool_response").cloned().unwrap_or(Value::Null),
+            failed: false,
+        },
+        (Agent::ClaudeCode, "PostToolUseFailure") => Kind::AfterTool {
+            id: id(),
+            tool: tool()?,
+            input: input(),
+            output: object.get("error").cloned().unwrap_or(Value::Null),
+            failed: true,
+        },
+        (Agent::GeminiCli, "AfterTool") => {
+            let output = object.get("tool_response").cloned().unwrap_or(Value::Null);
+            // Gemini CLI's ToolResult: `error` is set when the tool failed.
+            let failed = output
+                .as_object()
+                .and_then(|o| o.get("error"))
+                .is_some_and(|e| !matches!(e, Value::Null | Value::Undefined));
+            // What the model reads is `llmContent`; `returnDisplay` is for the screen.
+            let output = output
+                .as_object()
+                .and_then(|o| o.get("llmContent"))
+                .cloned()
+                .unwrap_or(output);
+            Kind::AfterTool {
+                id: None,
+                tool: tool()?,
+                input: input(),
+                output,
+                failed,
+            }
+        }
+        (_, other) => Kind::Other(other.to_string()),
+    };
+    Ok(Event {
+        session_id,
+        transcript_path,
+        kind,
+    })
+}
