@@ -129,31 +129,17 @@ impl OptionChoice<'_> {
 ///
 /// # Errors
 /// An `--option` that is not JSON.
-pub fn eval_options(
-    options: &[String],
-    recommended: bool,
-    compare: bool,
-) -> Result<Vec<EvalOption>, String> {
+pub fn eval_options(options: &[String], recommended: bool, compare: bool) -> Result<Vec<EvalOption>, String> {
     let mut out = Vec::new();
     if compare {
         out.push(EvalOption::defaults());
     }
     for (i, text) in options.iter().enumerate() {
-        let what = if options.len() > 1 {
-            format!("--option {}", i + 1)
-        } else {
-            "--option".into()
-        };
-        out.push(EvalOption::new(
-            format!("option {}", i + 1),
-            read_json(text, &what)?,
-        ));
+        let what = if options.len() > 1 { format!("--option {}", i + 1) } else { "--option".into() };
+        out.push(EvalOption::new(format!("option {}", i + 1), read_json(text, &what)?));
     }
     if recommended || compare {
-        out.push(EvalOption::new(
-            "recommended",
-            recommended_doom_loop_option(),
-        ));
+        out.push(EvalOption::new("recommended", recommended_doom_loop_option()));
     }
     if out.is_empty() {
         out.push(EvalOption::defaults());
@@ -175,33 +161,16 @@ pub struct EvalRun {
 /// `doomloop eval`'s outcome once every run was added to `evaluation`.
 pub fn eval_finish(evaluation: &Evaluation, json: bool, fail_on: Option<Action>) -> EvalRun {
     let report = evaluation.report();
-    let stdout = if json {
-        format!("{}\n", report.to_json())
-    } else {
-        report.render()
-    };
+    let stdout = if json { format!("{}\n", report.to_json()) } else { report.render() };
     let mut warnings = Vec::new();
-    let failed = report
-        .options
-        .iter()
-        .map(|o| o.total.failed)
-        .max()
-        .unwrap_or(0);
-    let read = report
-        .options
-        .first()
-        .map_or(0, |o| o.total.runs + o.total.failed);
+    let failed = report.options.iter().map(|o| o.total.failed).max().unwrap_or(0);
+    let read = report.options.first().map_or(0, |o| o.total.runs + o.total.failed);
     if failed > 0 {
         warnings.push(format!(
             "{failed} of {read} run(s) could not be read or replayed (listed in the report)"
         ));
     }
-    let replayed = report
-        .options
-        .iter()
-        .map(|o| o.total.runs)
-        .max()
-        .unwrap_or(0);
+    let replayed = report.options.iter().map(|o| o.total.runs).max().unwrap_or(0);
     let finding = if replayed == 0 {
         Some(format!("no runs evaluated ({read} read)"))
     } else {
@@ -210,26 +179,12 @@ pub fn eval_finish(evaluation: &Evaluation, json: bool, fail_on: Option<Action>)
                 .options
                 .iter()
                 .filter_map(|o| {
-                    let n = if rung == Action::Stop {
-                        o.total.stopped
-                    } else {
-                        o.total.intervened()
-                    };
+                    let n = if rung == Action::Stop { o.total.stopped } else { o.total.intervened() };
                     (n > 0).then(|| format!("{n} run(s) under {}", o.label))
                 })
                 .collect();
-            let reached = if rung == Action::Stop {
-                "stop"
-            } else {
-                "block or stop"
-            };
-            (!hits.is_empty()).then(|| {
-                format!(
-                    "--fail-on {}: {reached} in {}",
-                    rung.as_str(),
-                    hits.join(", ")
-                )
-            })
+            let reached = if rung == Action::Stop { "stop" } else { "block or stop" };
+            (!hits.is_empty()).then(|| format!("--fail-on {}: {reached} in {}", rung.as_str(), hits.join(", ")))
         })
     };
     EvalRun {
@@ -242,25 +197,19 @@ pub fn eval_finish(evaluation: &Evaluation, json: bool, fail_on: Option<Action>)
 /// The first verdict at or above `rung`, as the `--fail-on` message.
 pub fn reached(timeline: &Timeline, rung: Action) -> Option<String> {
     timeline.rounds.iter().find_map(|round| {
-        let text = round
-            .text_verdict
+        let text = round.text_verdict.iter().map(|v| (v, "assistant text".to_string()));
+        let calls = round
+            .calls
             .iter()
-            .map(|v| (v, "assistant text".to_string()));
-        let calls = round.calls.iter().filter_map(|c| {
-            c.verdict
-                .as_ref()
-                .map(|v| (v, format!("\"{}\"", c.tool_name)))
-        });
-        text.chain(calls)
-            .find(|(v, _)| v.action >= rung)
-            .map(|(v, what)| {
-                format!(
-                    "--fail-on {}: {} at round {} ({what})",
-                    rung.as_str(),
-                    v.action.as_str(),
-                    round.round
-                )
-            })
+            .filter_map(|c| c.verdict.as_ref().map(|v| (v, format!("\"{}\"", c.tool_name))));
+        text.chain(calls).find(|(v, _)| v.action >= rung).map(|(v, what)| {
+            format!(
+                "--fail-on {}: {} at round {} ({what})",
+                rung.as_str(),
+                v.action.as_str(),
+                round.round
+            )
+        })
     })
 }
 
@@ -287,18 +236,8 @@ mod tests {
     #[test]
     fn deep_input_is_rejected_by_the_core_reader() {
         let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
-        let error = replay_bytes(
-            deep.as_bytes(),
-            "deep.json",
-            OptionChoice::Trace,
-            false,
-            None,
-        )
-        .unwrap_err();
-        assert_eq!(
-            error,
-            "deep.json: not valid JSON: JSON nested deeper than 512 levels"
-        );
+        let error = replay_bytes(deep.as_bytes(), "deep.json", OptionChoice::Trace, false, None).unwrap_err();
+        assert_eq!(error, "deep.json: not valid JSON: JSON nested deeper than 512 levels");
     }
 
     #[test]
@@ -313,63 +252,31 @@ mod tests {
 
     #[test]
     fn fail_on_reports_the_first_verdict_at_the_rung() {
-        let run = replay_bytes(
-            LOOP.as_bytes(),
-            "t",
-            OptionChoice::Trace,
-            false,
-            Some(Action::Block),
-        )
-        .unwrap();
-        assert_eq!(
-            run.finding.as_deref(),
-            Some("--fail-on block: block at round 3 (\"t\")")
-        );
-        let run = replay_bytes(
-            LOOP.as_bytes(),
-            "t",
-            OptionChoice::Trace,
-            false,
-            Some(Action::Stop),
-        )
-        .unwrap();
+        let run = replay_bytes(LOOP.as_bytes(), "t", OptionChoice::Trace, false, Some(Action::Block)).unwrap();
+        assert_eq!(run.finding.as_deref(), Some("--fail-on block: block at round 3 (\"t\")"));
+        let run = replay_bytes(LOOP.as_bytes(), "t", OptionChoice::Trace, false, Some(Action::Stop)).unwrap();
         assert_eq!(run.finding, None);
     }
 
     #[test]
     fn option_replaces_the_transcripts() {
-        let quiet = replay_bytes(
-            LOOP.as_bytes(),
-            "t",
-            OptionChoice::Json(r#"{"ladder":{"block":10,"stop":20}}"#),
-            false,
-            Some(Action::Block),
-        )
-        .unwrap();
+        let quiet = replay_bytes(LOOP.as_bytes(), "t", OptionChoice::Json(r#"{"ladder":{"block":10,"stop":20}}"#), false, Some(Action::Block)).unwrap();
         assert_eq!(quiet.finding, None);
-        let error =
-            replay_bytes(LOOP.as_bytes(), "t", OptionChoice::Json("{"), false, None).unwrap_err();
+        let error = replay_bytes(LOOP.as_bytes(), "t", OptionChoice::Json("{"), false, None).unwrap_err();
         assert!(error.starts_with("--option is not valid JSON: "), "{error}");
     }
 
     #[test]
     fn recommended_replaces_the_option() {
-        let run =
-            replay_bytes(LOOP.as_bytes(), "t", OptionChoice::Recommended, true, None).unwrap();
+        let run = replay_bytes(LOOP.as_bytes(), "t", OptionChoice::Recommended, true, None).unwrap();
         assert!(run.stdout.contains("\"outcomes\""), "{}", run.stdout);
     }
 
     #[test]
     fn eval_options_are_ordered_and_labelled() {
         let labels = |o: Vec<EvalOption>| o.into_iter().map(|o| o.label).collect::<Vec<_>>();
-        assert_eq!(
-            labels(eval_options(&[], false, false).unwrap()),
-            ["defaults"]
-        );
-        assert_eq!(
-            labels(eval_options(&[], true, false).unwrap()),
-            ["recommended"]
-        );
+        assert_eq!(labels(eval_options(&[], false, false).unwrap()), ["defaults"]);
+        assert_eq!(labels(eval_options(&[], true, false).unwrap()), ["recommended"]);
         let both = eval_options(&["true".into()], false, true).unwrap();
         assert_eq!(labels(both), ["defaults", "option 1", "recommended"]);
         let error = eval_options(&["true".into(), "{".into()], false, false).unwrap_err();
@@ -379,10 +286,7 @@ mod tests {
     #[test]
     fn eval_fails_without_runs_and_on_the_rung() {
         let mut evaluation = Evaluation::new(eval_options(&[], false, true).unwrap());
-        assert_eq!(
-            eval_finish(&evaluation, false, None).finding.as_deref(),
-            Some("no runs evaluated (0 read)")
-        );
+        assert_eq!(eval_finish(&evaluation, false, None).finding.as_deref(), Some("no runs evaluated (0 read)"));
         for run in crate::import::import_text(LOOP, "loop.json") {
             evaluation.add_imported(run);
         }
@@ -391,19 +295,13 @@ mod tests {
         }
         let done = eval_finish(&evaluation, false, None);
         assert_eq!(done.finding, None);
-        assert_eq!(
-            done.warnings,
-            ["1 of 2 run(s) could not be read or replayed (listed in the report)"]
-        );
+        assert_eq!(done.warnings, ["1 of 2 run(s) could not be read or replayed (listed in the report)"]);
         let gated = eval_finish(&evaluation, true, Some(Action::Block));
         assert_eq!(
             gated.finding.as_deref(),
             Some("--fail-on block: block or stop in 1 run(s) under defaults, 1 run(s) under recommended")
         );
         assert!(gated.stdout.starts_with("{\"options\":["));
-        assert_eq!(
-            eval_finish(&evaluation, false, Some(Action::Stop)).finding,
-            None
-        );
+        assert_eq!(eval_finish(&evaluation, false, Some(Action::Stop)).finding, None);
     }
 }

@@ -289,10 +289,8 @@ impl Evaluation {
         let index = match self.sources.iter().position(|(s, _)| s == source) {
             Some(index) => index,
             None => {
-                self.sources.push((
-                    source.to_string(),
-                    vec![Metrics::default(); self.options.len()],
-                ));
+                self.sources
+                    .push((source.to_string(), vec![Metrics::default(); self.options.len()]));
                 self.sources.len() - 1
             }
         };
@@ -302,19 +300,11 @@ impl Evaluation {
     /// Replays one run under every option and counts it. `resolved` is its
     /// success label, where known. A run that failed to import (`Err`) or
     /// fails to replay is counted as failed and listed in the report.
-    pub fn add_run(
-        &mut self,
-        source: &str,
-        id: &str,
-        resolved: Option<bool>,
-        transcript: Result<Transcript>,
-    ) {
+    pub fn add_run(&mut self, source: &str, id: &str, resolved: Option<bool>, transcript: Result<Transcript>) {
         let mut transcript = match transcript {
             Ok(transcript) => transcript,
             Err(error) => {
-                self.source_metrics(source)
-                    .iter_mut()
-                    .for_each(|m| m.failed += 1);
+                self.source_metrics(source).iter_mut().for_each(|m| m.failed += 1);
                 self.failures.push(Failure {
                     source: source.to_string(),
                     id: id.to_string(),
@@ -446,15 +436,9 @@ pub fn measure(transcript: &Transcript, timeline: &Timeline) -> RunOutcome {
         for (index, call) in round.calls.iter().enumerate() {
             if !call.duplicate_in_round {
                 if let Some(fingerprint) = &call.fingerprint {
-                    by_fingerprint
-                        .entry(fingerprint.as_bytes())
-                        .or_default()
-                        .push(call.result.as_ref());
+                    by_fingerprint.entry(fingerprint.as_bytes()).or_default().push(call.result.as_ref());
                 }
-                by_tool
-                    .entry(call.tool_name.as_bytes())
-                    .or_default()
-                    .push(call.result.as_ref());
+                by_tool.entry(call.tool_name.as_bytes()).or_default().push(call.result.as_ref());
             }
             let Some(verdict) = &call.verdict else {
                 continue;
@@ -473,10 +457,7 @@ pub fn measure(transcript: &Transcript, timeline: &Timeline) -> RunOutcome {
                 };
                 classify(history.map_or(&[][..], |h| &h[..]), verdict.streak)
             };
-            if is_intervention(verdict)
-                && !call.duplicate_in_round
-                && class_of() == Class::Unchanged
-            {
+            if is_intervention(verdict) && !call.duplicate_in_round && class_of() == Class::Unchanged {
                 outcome.caught_unchanged = true;
             }
             note(&mut outcome, verdict, round.round, class_of);
@@ -515,11 +496,7 @@ fn is_fingerprint_detector(verdict: &Verdict) -> bool {
 /// The class of a repeat from the results of the last `streak` calls
 /// (the intervened call included).
 fn classify(history: &[Option<&Value>], streak: f64) -> Class {
-    let take = if streak.is_finite() && streak >= 1.0 {
-        streak as usize
-    } else {
-        1
-    };
+    let take = if streak.is_finite() && streak >= 1.0 { streak as usize } else { 1 };
     let recent = &history[history.len().saturating_sub(take)..];
     let known: Vec<&Value> = recent.iter().flatten().copied().collect();
     match known.split_first() {
@@ -547,40 +524,17 @@ impl Report {
     pub fn render(&self) -> String {
         let mut out = String::new();
         for option in &self.options {
-            out.push_str(&format!(
-                "option {}: {}\n",
-                option.label,
-                to_json(&option.option)
-            ));
+            out.push_str(&format!("option {}: {}\n", option.label, to_json(&option.option)));
             let header = [
-                "source",
-                "runs",
-                "ok",
-                "observed",
-                "blocked",
-                "stopped",
-                "calls",
-                "refused",
-                "saved",
-                "unchanged",
-                "changing",
-                "unknown",
-                "text",
+                "source", "runs", "ok", "observed", "blocked", "stopped", "calls", "refused", "saved", "unchanged",
+                "changing", "unknown", "text",
             ];
             let mut rows: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
             let mut push = |name: &str, m: &Metrics| {
                 rows.push(vec![
                     name.to_string(),
-                    if m.failed > 0 {
-                        format!("{} +{} failed", m.runs, m.failed)
-                    } else {
-                        m.runs.to_string()
-                    },
-                    if m.labelled > 0 {
-                        m.resolved.to_string()
-                    } else {
-                        "-".to_string()
-                    },
+                    if m.failed > 0 { format!("{} +{} failed", m.runs, m.failed) } else { m.runs.to_string() },
+                    if m.labelled > 0 { m.resolved.to_string() } else { "-".to_string() },
                     with_resolved(m.observed, m.resolved_observed),
                     with_resolved(m.blocked, m.resolved_blocked),
                     with_resolved(m.stopped, m.resolved_stopped),

@@ -214,11 +214,7 @@ fn replay_round(
 }
 
 /// The call's key material, `None` when exempt (the engine's first step).
-fn identity(
-    transcript: &Transcript,
-    call: &TranscriptCall,
-    warnings: &mut Vec<String>,
-) -> Option<Value> {
+fn identity(transcript: &Transcript, call: &TranscriptCall, warnings: &mut Vec<String>) -> Option<Value> {
     if call.malformed {
         return Some(call.args.clone());
     }
@@ -229,18 +225,12 @@ fn identity(
     match resolve_loop_key_material(declaration, &call.args) {
         Ok(LoopKeyResolution::Exempt) => None,
         Ok(LoopKeyResolution::Key(key)) => Some(key),
-        Ok(LoopKeyResolution::Fallback {
-            key_material,
-            warning,
-        }) => {
+        Ok(LoopKeyResolution::Fallback { key_material, warning }) => {
             warnings.push(format!("[DoomLoop] \"{}\": {warning}", call.tool_name));
             Some(key_material)
         }
         Err(error) => {
-            warnings.push(format!(
-                "[DoomLoop] \"{}\": {error}; falling back to full arguments",
-                call.tool_name
-            ));
+            warnings.push(format!("[DoomLoop] \"{}\": {error}; falling back to full arguments", call.tool_name));
             Some(call.args.clone())
         }
     }
@@ -306,9 +296,7 @@ impl Transcript {
         let mut out = String::from("{\"doomLoop\":");
         out.push_str(&doom_loop::json::to_json(&self.option));
         out.push_str(",\"loopKeys\":");
-        out.push_str(&doom_loop::json::to_json(&Value::Object(
-            self.loop_keys.clone(),
-        )));
+        out.push_str(&doom_loop::json::to_json(&Value::Object(self.loop_keys.clone())));
         out.push_str(",\"rounds\":[");
         for (i, round) in self.rounds.iter().enumerate() {
             if i > 0 {
@@ -409,10 +397,7 @@ impl Timeline {
             }
             out.push_str("]}");
         }
-        out.push_str(&format!(
-            "],\"totalRounds\":{},\"stopVerdict\":",
-            self.total_rounds
-        ));
+        out.push_str(&format!("],\"totalRounds\":{},\"stopVerdict\":", self.total_rounds));
         push_verdict(&self.stop_verdict, &mut out);
         out.push_str(",\"warnings\":");
         let warnings: Vec<Value> = self
@@ -447,10 +432,7 @@ impl Timeline {
                 ));
             }
             for call in &round.calls {
-                let fingerprint = call
-                    .fingerprint
-                    .as_ref()
-                    .map_or_else(|| "-".to_string(), short);
+                let fingerprint = call.fingerprint.as_ref().map_or_else(|| "-".to_string(), short);
                 let mut status = match (&call.verdict, call.exempt) {
                     (_, true) => "exempt".to_string(),
                     (Some(v), _) => v.action.as_str().to_ascii_uppercase(),
@@ -469,11 +451,7 @@ impl Timeline {
                     fingerprint,
                     js_number(call.streak)
                 ));
-                if let Some(v) = call
-                    .verdict
-                    .as_ref()
-                    .filter(|v| shows_message(v) && !call.duplicate_in_round)
-                {
+                if let Some(v) = call.verdict.as_ref().filter(|v| shows_message(v) && !call.duplicate_in_round) {
                     out.push_str(&format!("           {}\n", v.message));
                 }
             }
@@ -486,10 +464,7 @@ impl Timeline {
                 detector_name(v),
                 js_number(v.streak)
             )),
-            None => out.push_str(&format!(
-                "completed: {} rounds, no stop\n",
-                self.total_rounds
-            )),
+            None => out.push_str(&format!("completed: {} rounds, no stop\n", self.total_rounds)),
         }
         out
     }
@@ -516,6 +491,7 @@ fn detector_name(verdict: &Verdict) -> String {
 fn short(fingerprint: &JsString) -> String {
     format!("{}…", fingerprint.slice_utf16(0, 8))
 }
+
 
 fn push_verdict(verdict: &Option<Verdict>, out: &mut String) {
     match verdict {

@@ -79,12 +79,7 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// The `doomLoop` option to replay with, as JSON (overrides the trace's)
-        #[arg(
-            long = "option",
-            value_name = "JSON",
-            allow_hyphen_values = true,
-            conflicts_with = "recommended"
-        )]
+        #[arg(long = "option", value_name = "JSON", allow_hyphen_values = true, conflicts_with = "recommended")]
         option: Option<String>,
         /// Replay with RECOMMENDED_DOOM_LOOP_OPTION
         #[arg(long)]
@@ -162,10 +157,7 @@ fn main() -> ExitCode {
             // An agent reads a hook's exit status 2 as "block the call": a
             // bad hook command line allows the call instead, with one line.
             let first = error.render().to_string();
-            warn(&format!(
-                "doomloop hook: {}; allowing the call",
-                first.lines().next().unwrap_or("bad arguments")
-            ));
+            warn(&format!("doomloop hook: {}; allowing the call", first.lines().next().unwrap_or("bad arguments")));
             return ExitCode::SUCCESS;
         }
         Err(error) => return clap_exit(&error),
@@ -206,10 +198,7 @@ fn clap_exit(error: &clap::Error) -> ExitCode {
         return ExitCode::from(EXIT_ERROR);
     }
     let mut stdout = io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
+    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => output_failed(&error),
     }
@@ -231,13 +220,10 @@ fn warn(line: &str) {
 
 fn run(command: Command, out: &mut impl Write) -> Outcome {
     match command {
-        Command::Hook { command } => doom_loop_trace::hook::args::main(
-            command,
-            &mut io::stdin().lock(),
-            out,
-            &mut io::stderr().lock(),
-        )
-        .map_err(Failure::Input),
+        Command::Hook { command } => {
+            doom_loop_trace::hook::args::main(command, &mut io::stdin().lock(), out, &mut io::stderr().lock())
+                .map_err(Failure::Input)
+        }
         Command::Conformance { paths } => conformance(&paths, out),
         Command::Fingerprint { tool, json } => {
             let text = argument_or_stdin(json)?;
@@ -258,10 +244,7 @@ fn run(command: Command, out: &mut impl Write) -> Outcome {
         } => {
             let (bytes, name) = match file {
                 Some(path) => (read_bytes(&path)?, source_name(&path)),
-                None => (
-                    BILLING_AGENT.as_bytes().to_vec(),
-                    "billing-agent.json".to_string(),
-                ),
+                None => (BILLING_AGENT.as_bytes().to_vec(), "billing-agent.json".to_string()),
             };
             let choice = match (&option, recommended) {
                 (Some(text), _) => OptionChoice::Json(text),
@@ -280,8 +263,7 @@ fn run(command: Command, out: &mut impl Write) -> Outcome {
             json,
             fail_on,
         } => {
-            let options =
-                cli::eval_options(&options, recommended, compare).map_err(Failure::Input)?;
+            let options = cli::eval_options(&options, recommended, compare).map_err(Failure::Input)?;
             let runs = import_all(&paths)?;
             let mut evaluation = Evaluation::new(options);
             let mut progress = Progress::new(runs.len());
@@ -298,12 +280,7 @@ fn run(command: Command, out: &mut impl Write) -> Outcome {
 
 /// Prints a result: warnings to stderr, the result to stdout, and the
 /// finding (if any) as the outcome.
-fn finish(
-    stdout: &str,
-    warnings: &[String],
-    finding: Option<String>,
-    out: &mut impl Write,
-) -> Outcome {
+fn finish(stdout: &str, warnings: &[String], finding: Option<String>, out: &mut impl Write) -> Outcome {
     for warning in warnings {
         warn(&format!("warning: {warning}"));
     }
@@ -353,11 +330,7 @@ impl Progress {
             return;
         }
         self.shown = Some(percent);
-        let _ = write!(
-            io::stderr().lock(),
-            "\reval: {done}/{} runs ({percent}%)",
-            self.total
-        );
+        let _ = write!(io::stderr().lock(), "\reval: {done}/{} runs ({percent}%)", self.total);
     }
 
     fn clear(&self) {
@@ -448,12 +421,7 @@ fn conformance(paths: &[PathBuf], out: &mut impl Write) -> Outcome {
         for failure in outcome.failures.iter().take(20) {
             writeln!(out, "FAIL {name}: {failure}")?;
         }
-        writeln!(
-            out,
-            "{name}: {} passed, {} failed",
-            outcome.passed,
-            outcome.failures.len()
-        )?;
+        writeln!(out, "{name}: {} passed, {} failed", outcome.passed, outcome.failures.len())?;
         passed += outcome.passed;
         failed += outcome.failures.len();
     }
@@ -466,9 +434,7 @@ fn conformance(paths: &[PathBuf], out: &mut impl Write) -> Outcome {
         )));
     }
     if failed > 0 {
-        return Err(Failure::Finding(format!(
-            "{failed} conformance case(s) failed"
-        )));
+        return Err(Failure::Finding(format!("{failed} conformance case(s) failed")));
     }
     Ok(())
 }

@@ -27,17 +27,14 @@ pub fn rounds(messages: &[Value]) -> Result<Vec<TranscriptRound>> {
     for (i, message) in messages.iter().enumerate() {
         let id = string_field(message, &["id"]);
         let continues = id.is_some() && id == previous_id;
-        message_into(&mut builder, message, continues)
-            .map_err(|e| at(&format!("messages[{i}]"), e))?;
+        message_into(&mut builder, message, continues).map_err(|e| at(&format!("messages[{i}]"), e))?;
         previous_id = id;
     }
     Ok(builder.finish())
 }
 
 fn block_type(block: &Value) -> Vec<u8> {
-    string_field(block, &["type"])
-        .map(|t| t.as_bytes().to_vec())
-        .unwrap_or_default()
+    string_field(block, &["type"]).map(|t| t.as_bytes().to_vec()).unwrap_or_default()
 }
 
 fn message_into(builder: &mut Builder, message: &Value, continues: bool) -> Result<()> {

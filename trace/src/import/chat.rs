@@ -11,9 +11,7 @@
 use doom_loop::error::Result;
 use doom_loop::json::Value;
 
-use super::{
-    array, at, call_from, content_text, get, invalid, output_value, string_field, Builder,
-};
+use super::{array, at, call_from, content_text, get, invalid, output_value, string_field, Builder};
 use crate::replay::TranscriptRound;
 
 /// The rounds of a chat message list.
@@ -37,20 +35,14 @@ fn message_into(builder: &mut Builder, message: &Value) -> Result<()> {
             if let Some(text) = content_text(get(message, "content")) {
                 builder.text(text);
             }
-            for (j, call) in array(message, "tool_calls")
-                .unwrap_or_default()
-                .iter()
-                .enumerate()
-            {
+            for (j, call) in array(message, "tool_calls").unwrap_or_default().iter().enumerate() {
                 let function = get(call, "function").unwrap_or(call);
                 let name = string_field(function, &["name"])
                     .ok_or_else(|| invalid(format!("tool_calls[{j}] has no function `name`")))?;
                 let id = string_field(call, &["id"]);
                 builder.call(call_from(name, get(function, "arguments")), id.as_ref());
             }
-            if let Some(function) =
-                get(message, "function_call").filter(|f| f.as_object().is_some())
-            {
+            if let Some(function) = get(message, "function_call").filter(|f| f.as_object().is_some()) {
                 let name = string_field(function, &["name"])
                     .ok_or_else(|| invalid("function_call has no `name`"))?;
                 builder.call(call_from(name, get(function, "arguments")), None);

@@ -34,22 +34,14 @@ fn content_into(builder: &mut Builder, content: &Value) -> Result<()> {
     if model {
         builder.end_turn();
     }
-    for (j, part) in array(content, "parts")
-        .unwrap_or_default()
-        .iter()
-        .enumerate()
-    {
+    for (j, part) in array(content, "parts").unwrap_or_default().iter().enumerate() {
         if let Some(call) = get(part, "functionCall").or_else(|| get(part, "function_call")) {
             let name = string_field(call, &["name"])
                 .ok_or_else(|| invalid(format!("parts[{j}]: a functionCall has no `name`")))?;
             let id = string_field(call, &["id"]);
             builder.call(call_from(name, get(call, "args")), id.as_ref());
-        } else if let Some(response) =
-            get(part, "functionResponse").or_else(|| get(part, "function_response"))
-        {
-            let result = get(response, "response")
-                .filter(|r| !matches!(r, Value::Null))
-                .cloned();
+        } else if let Some(response) = get(part, "functionResponse").or_else(|| get(part, "function_response")) {
+            let result = get(response, "response").filter(|r| !matches!(r, Value::Null)).cloned();
             let failed = result
                 .as_ref()
                 .is_some_and(|r| get(r, "error").is_some() && get(r, "output").is_none());

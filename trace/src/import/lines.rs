@@ -67,11 +67,7 @@ fn run_id(run: &Value) -> Option<String> {
 }
 
 fn resolved(run: &Value) -> Option<bool> {
-    match (
-        get(run, "resolved"),
-        get(run, "success"),
-        get(run, "reward"),
-    ) {
+    match (get(run, "resolved"), get(run, "success"), get(run, "reward")) {
         (Some(Value::Bool(b)), _, _) | (_, Some(Value::Bool(b)), _) => Some(*b),
         (_, _, Some(Value::Number(r))) => Some(*r == 1.0),
         _ => None,
@@ -119,16 +115,9 @@ fn failed(place: String, name: &str, error: Error) -> ImportedRun {
 /// Is this parsed line a whole run (rather than one message of a run)?
 fn is_run(line: &Value) -> bool {
     matches!(line, Value::Array(_))
-        || [
-            "rounds",
-            "trajectory",
-            "traj",
-            "contents",
-            "input",
-            "output",
-        ]
-        .iter()
-        .any(|k| matches!(get(line, k), Some(Value::Array(_))))
+        || ["rounds", "trajectory", "traj", "contents", "input", "output"]
+            .iter()
+            .any(|k| matches!(get(line, k), Some(Value::Array(_))))
         || (matches!(get(line, "messages"), Some(Value::Array(_))) && get(line, "role").is_none())
 }
 
@@ -138,17 +127,12 @@ fn is_run(line: &Value) -> bool {
 fn line_message(line: Value) -> Option<Value> {
     let inner = ["message", "payload"].iter().find_map(|k| {
         get(&line, k)
-            .filter(|m| {
-                get(m, "role").is_some() || get(m, "type").is_some() || get(m, "parts").is_some()
-            })
+            .filter(|m| get(m, "role").is_some() || get(m, "type").is_some() || get(m, "parts").is_some())
             .cloned()
     });
     match inner {
         Some(message) => Some(message),
-        None if get(&line, "role").is_some()
-            || get(&line, "type").is_some()
-            || get(&line, "parts").is_some() =>
-        {
+        None if get(&line, "role").is_some() || get(&line, "type").is_some() || get(&line, "parts").is_some() => {
             Some(line)
         }
         None => None,
@@ -178,11 +162,7 @@ pub fn import_text(text: &str, name: &str) -> Vec<ImportedRun> {
                 .filter(|(_, l)| !l.is_empty())
                 .collect();
             if lines.len() < 2 {
-                return vec![failed(
-                    name.to_string(),
-                    name,
-                    Error::new(whole.kind(), format!("not valid JSON: {}", whole.message())),
-                )];
+                return vec![failed(name.to_string(), name, Error::new(whole.kind(), format!("not valid JSON: {}", whole.message())))];
             }
             json_lines(&lines, name)
         }
@@ -198,11 +178,7 @@ fn json_lines(lines: &[(usize, &str)], name: &str) -> Vec<ImportedRun> {
                 let place = format!("{name}:{number}");
                 match parse(line) {
                     Ok(run) => run_from(&run, place, name),
-                    Err(e) => failed(
-                        place,
-                        name,
-                        Error::new(e.kind(), format!("not valid JSON: {}", e.message())),
-                    ),
+                    Err(e) => failed(place, name, Error::new(e.kind(), format!("not valid JSON: {}", e.message()))),
                 }
             })
             .collect();
@@ -246,19 +222,14 @@ pub fn decode(bytes: &[u8]) -> Result<String> {
             .read_to_end(&mut out)
             .map_err(|e| invalid(format!("gzip: {e}")))?;
         if out.len() as u64 > MAX_DECOMPRESSED_BYTES {
-            return Err(invalid(format!(
-                "gzip: more than {MAX_DECOMPRESSED_BYTES} bytes decompressed"
-            )));
+            return Err(invalid(format!("gzip: more than {MAX_DECOMPRESSED_BYTES} bytes decompressed")));
         }
         out
     } else {
         bytes.to_vec()
     };
     String::from_utf8(raw).map_err(|e| {
-        invalid(format!(
-            "not UTF-8 text (byte {})",
-            e.utf8_error().valid_up_to()
-        ))
+        invalid(format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))
     })
 }
 
@@ -275,12 +246,8 @@ pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let mut pending = vec![path.to_path_buf()];
     while let Some(dir) = pending.pop() {
-        let entries = std::fs::read_dir(&dir).map_err(|e| {
-            Error::new(
-                ErrorKind::InvalidArgument,
-                format!("{}: {e}", dir.display()),
-            )
-        })?;
+        let entries = std::fs::read_dir(&dir)
+            .map_err(|e| Error::new(ErrorKind::InvalidArgument, format!("{}: {e}", dir.display())))?;
         for entry in entries.flatten() {
             let path = entry.path();
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -300,9 +267,7 @@ pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>> {
 
 fn is_trace_file(name: &str) -> bool {
     let name = name.strip_suffix(".gz").unwrap_or(name);
-    [".json", ".jsonl", ".ndjson", ".traj"]
-        .iter()
-        .any(|e| name.ends_with(e))
+    [".json", ".jsonl", ".ndjson", ".traj"].iter().any(|e| name.ends_with(e))
 }
 
 /// Reads every run under a path (a file, or a directory's trace files).

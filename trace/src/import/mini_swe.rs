@@ -13,16 +13,15 @@ use doom_loop::error::Result;
 use doom_loop::js_string::JsString;
 use doom_loop::json::Value;
 
-use super::swe_agent::bash_call;
 use super::{content_text, get, string_field};
+use super::swe_agent::bash_call;
 use crate::replay::TranscriptRound;
 
 /// True when some assistant message holds a bash block.
 pub(crate) fn has_bash_blocks(messages: &[Value]) -> bool {
     messages.iter().any(|m| {
         string_field(m, &["role"]).is_some_and(|r| r == "assistant")
-            && content_text(get(m, "content"))
-                .is_some_and(|t| !bash_blocks(&t.to_utf8_lossy()).is_empty())
+            && content_text(get(m, "content")).is_some_and(|t| !bash_blocks(&t.to_utf8_lossy()).is_empty())
     })
 }
 
@@ -44,9 +43,7 @@ pub fn bash_blocks(text: &str) -> Vec<&str> {
             .filter(|(_, c)| *c == '\n')
             .find_map(|(newline, _)| {
                 let body_start = start + newline + 1;
-                text[body_start..]
-                    .find("\n```")
-                    .map(|end| (body_start, body_start + end))
+                text[body_start..].find("\n```").map(|end| (body_start, body_start + end))
             });
         if let Some((body_start, body_end)) = closing {
             found.push(text[body_start..body_end].trim());
@@ -84,10 +81,7 @@ pub fn rounds(messages: &[Value]) -> Result<Vec<TranscriptRound>> {
             rounds.push(TranscriptRound { text, calls });
         } else if let (Some(index), Some(output)) = (awaiting.take(), text) {
             let failed = return_code(&output.to_utf8_lossy()).is_some_and(|c| c != "0");
-            if let Some(call) = rounds
-                .get_mut(index)
-                .and_then(|r: &mut TranscriptRound| r.calls.first_mut())
-            {
+            if let Some(call) = rounds.get_mut(index).and_then(|r: &mut TranscriptRound| r.calls.first_mut()) {
                 call.result = Some(Value::String(output));
                 call.failed = failed;
             }

@@ -29,10 +29,7 @@ pub mod responses;
 pub mod rounds;
 pub mod swe_agent;
 
-pub use lines::{
-    decode, import_bytes, import_file, import_path, import_single, import_text, trace_files,
-    ImportedRun,
-};
+pub use lines::{decode, import_bytes, import_file, import_path, import_single, import_text, trace_files, ImportedRun};
 
 /// The trace formats the importers read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,9 +108,7 @@ pub(crate) fn call_from(tool_name: JsString, args: Option<&Value>) -> Transcript
             Ok(parsed) => TranscriptCall::new(tool_name, parsed, false),
             Err(_) => TranscriptCall::new(tool_name, Value::String(raw.clone()), true),
         },
-        Some(Value::Null) | None => {
-            TranscriptCall::new(tool_name, Value::Object(Object::new()), false)
-        }
+        Some(Value::Null) | None => TranscriptCall::new(tool_name, Value::Object(Object::new()), false),
         Some(value) => TranscriptCall::new(tool_name, value.clone(), false),
     }
 }
@@ -144,9 +139,7 @@ pub(crate) fn output_value(output: Option<&Value>) -> Option<Value> {
     match output {
         None | Some(Value::Null) | Some(Value::Undefined) => None,
         Some(Value::Array(parts))
-            if parts
-                .iter()
-                .all(|p| string_field(p, &["text"]).is_some() || matches!(p, Value::String(_))) =>
+            if parts.iter().all(|p| string_field(p, &["text"]).is_some() || matches!(p, Value::String(_))) =>
         {
             let mut text = JsString::new();
             for (i, part) in parts.iter().enumerate() {
@@ -211,9 +204,7 @@ impl Builder {
         if round == self.rounds.len() {
             self.current.calls.get_mut(call)
         } else {
-            self.rounds
-                .get_mut(round)
-                .and_then(|r| r.calls.get_mut(call))
+            self.rounds.get_mut(round).and_then(|r| r.calls.get_mut(call))
         }
     }
 
@@ -239,12 +230,7 @@ impl Builder {
 
     /// Gives the result to the oldest unanswered call of this tool (or, with
     /// no name, the oldest unanswered call).
-    pub fn result_in_order(
-        &mut self,
-        name: Option<&JsString>,
-        result: Option<Value>,
-        failed: bool,
-    ) -> bool {
+    pub fn result_in_order(&mut self, name: Option<&JsString>, result: Option<Value>, failed: bool) -> bool {
         let found = self
             .unmatched
             .iter()
@@ -289,13 +275,10 @@ pub fn detect(document: &Value) -> Result<Format> {
             }
             return detect_list(messages);
         }
-        if let Some(items) = ["input", "output"]
-            .iter()
-            .find_map(|k| match object.get(k) {
-                Some(Value::Array(items)) => Some(items),
-                _ => None,
-            })
-        {
+        if let Some(items) = ["input", "output"].iter().find_map(|k| match object.get(k) {
+            Some(Value::Array(items)) => Some(items),
+            _ => None,
+        }) {
             return detect_list(items);
         }
         // A single response or message (an Anthropic Message, a chat
@@ -312,16 +295,16 @@ pub fn detect(document: &Value) -> Result<Format> {
 }
 
 fn mentions_tool_calls(messages: &[Value]) -> bool {
-    messages.iter().any(|m| {
-        get(m, "tool_calls").is_some() || string_field(m, &["role"]).is_some_and(|r| r == "tool")
-    })
+    messages
+        .iter()
+        .any(|m| get(m, "tool_calls").is_some() || string_field(m, &["role"]).is_some_and(|r| r == "tool"))
 }
 
 fn has_block(item: &Value, suffix: &[u8]) -> bool {
     array(item, "content").is_some_and(|blocks| {
-        blocks
-            .iter()
-            .any(|b| string_field(b, &["type"]).is_some_and(|t| t.as_bytes().ends_with(suffix)))
+        blocks.iter().any(|b| {
+            string_field(b, &["type"]).is_some_and(|t| t.as_bytes().ends_with(suffix))
+        })
     })
 }
 
@@ -334,24 +317,18 @@ fn detect_list(items: &[Value]) -> Result<Format> {
     if items.iter().any(|i| get(i, "parts").is_some()) {
         return Ok(Format::Gemini);
     }
-    if items.iter().any(|i| {
-        has_block(i, b"tool_use") || has_block(i, b"tool_result") || has_block(i, b"thinking")
-    }) {
+    if items.iter().any(|i| has_block(i, b"tool_use") || has_block(i, b"tool_result") || has_block(i, b"thinking")) {
         return Ok(Format::Anthropic);
     }
-    if items.iter().any(|i| {
-        get(i, "tool_calls").is_some()
-            || get(i, "function_call").is_some_and(|f| f.as_object().is_some())
-    }) {
+    if items.iter().any(|i| get(i, "tool_calls").is_some() || get(i, "function_call").is_some_and(|f| f.as_object().is_some())) {
         return Ok(Format::OpenAiChat);
     }
-    if items.iter().any(|i| is_type(i, responses::ITEM_TYPES)) {
+    if items.iter().any(|i| {
+        is_type(i, responses::ITEM_TYPES)
+    }) {
         return Ok(Format::Responses);
     }
-    let roles = items
-        .iter()
-        .filter(|i| string_field(i, &["role"]).is_some())
-        .count();
+    let roles = items.iter().filter(|i| string_field(i, &["role"]).is_some()).count();
     if roles > 0 && roles == items.len() {
         if !mentions_tool_calls(items) && mini_swe::has_bash_blocks(items) {
             return Ok(Format::MiniSweAgent);
@@ -375,16 +352,8 @@ pub(crate) fn describe(value: &Value) -> String {
         Value::Object(o) => format!("an object with {}", keys(o)),
         Value::Array(items) => match items.first() {
             None => "an empty array".to_string(),
-            Some(Value::Object(o)) => format!(
-                "an array of {} items, the first with {}",
-                items.len(),
-                keys(o)
-            ),
-            Some(first) => format!(
-                "an array of {} items, the first a {}",
-                items.len(),
-                first.type_of()
-            ),
+            Some(Value::Object(o)) => format!("an array of {} items, the first with {}", items.len(), keys(o)),
+            Some(first) => format!("an array of {} items, the first a {}", items.len(), first.type_of()),
         },
         other => format!("a {}", other.type_of()),
     }
@@ -414,10 +383,8 @@ pub(crate) fn run_list(document: &Value) -> Option<&[Value]> {
         matches!(get(item, "traj"), Some(Value::Array(_)))
             || matches!(get(item, "rounds"), Some(Value::Array(_)))
             || matches!(get(item, "trajectory"), Some(Value::Array(_)))
-            || (matches!(get(item, "messages"), Some(Value::Array(_)))
-                && get(item, "role").is_none())
-            || (matches!(get(item, "contents"), Some(Value::Array(_)))
-                && get(item, "role").is_none())
+            || (matches!(get(item, "messages"), Some(Value::Array(_))) && get(item, "role").is_none())
+            || (matches!(get(item, "contents"), Some(Value::Array(_))) && get(item, "role").is_none())
     };
     (!items.is_empty() && items.iter().all(is_run)).then_some(items)
 }
@@ -443,19 +410,12 @@ pub fn import_detected(document: &Value) -> Result<(Format, Transcript)> {
         _ => document,
     };
     let format = detect(document)?;
-    let option = get(document, "doomLoop")
-        .cloned()
-        .unwrap_or(Value::Bool(true));
-    let loop_keys = get(document, "loopKeys")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
+    let option = get(document, "doomLoop").cloned().unwrap_or(Value::Bool(true));
+    let loop_keys = get(document, "loopKeys").and_then(Value::as_object).cloned().unwrap_or_default();
     let rounds = match format {
         Format::Rounds => rounds::rounds(document)?,
         Format::OpenAiChat => chat::rounds(messages_of(document, &["messages", "input"]))?,
-        Format::Responses => {
-            responses::rounds(messages_of(document, &["input", "output", "messages"]))?
-        }
+        Format::Responses => responses::rounds(messages_of(document, &["input", "output", "messages"]))?,
         Format::Anthropic => anthropic::rounds(messages_of(document, &["messages"]))?,
         Format::Gemini => gemini::rounds(messages_of(document, &["contents"]))?,
         Format::SweAgent => swe_agent::rounds(document)?,

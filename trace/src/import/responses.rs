@@ -42,8 +42,7 @@ fn item_into(builder: &mut Builder, item: &Value) -> Result<()> {
     let role = string_field(item, &["role"]);
     match kind.as_ref().map(|k| k.as_bytes()) {
         Some(b"function_call") | Some(b"custom_tool_call") => {
-            let name = string_field(item, &["name"])
-                .ok_or_else(|| invalid("a function_call has no `name`"))?;
+            let name = string_field(item, &["name"]).ok_or_else(|| invalid("a function_call has no `name`"))?;
             let args = get(item, "arguments").or_else(|| get(item, "input"));
             let id = string_field(item, &["call_id", "id"]);
             builder.call(call_from(name, args), id.as_ref());

@@ -29,17 +29,12 @@ pub fn rounds(document: &Value) -> Result<Vec<TranscriptRound>> {
 }
 
 fn known(value: Option<&Value>) -> Option<Value> {
-    value
-        .filter(|v| !matches!(v, Value::Null | Value::Undefined))
-        .cloned()
+    value.filter(|v| !matches!(v, Value::Null | Value::Undefined)).cloned()
 }
 
 fn round(round: &Value) -> Result<TranscriptRound> {
     if round.as_object().is_none() {
-        return Err(invalid(format!(
-            "a round is an object, not a {}",
-            round.type_of()
-        )));
+        return Err(invalid(format!("a round is an object, not a {}", round.type_of())));
     }
     let text = string_field(round, &["text"]);
     let results = match get(round, "results") {

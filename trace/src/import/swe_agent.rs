@@ -21,8 +21,7 @@ use crate::replay::{TranscriptCall, TranscriptRound};
 /// A step that is not an object, or an `action` that is not a string,
 /// named by its place (`trajectory[7]`).
 pub fn rounds(document: &Value) -> Result<Vec<TranscriptRound>> {
-    let steps =
-        array(document, "trajectory").ok_or_else(|| invalid("`trajectory` is not an array"))?;
+    let steps = array(document, "trajectory").ok_or_else(|| invalid("`trajectory` is not an array"))?;
     steps
         .iter()
         .enumerate()
@@ -41,26 +40,15 @@ pub(crate) fn bash_call(command: JsString, result: Option<Value>) -> TranscriptC
 
 fn step_round(step: &Value) -> Result<TranscriptRound> {
     let Value::Object(fields) = step else {
-        return Err(invalid(format!(
-            "a step is an object, not a {}",
-            step.type_of()
-        )));
+        return Err(invalid(format!("a step is an object, not a {}", step.type_of())));
     };
     let action = match fields.get("action") {
         None | Some(Value::Null) => None,
         Some(Value::String(a)) => Some(a.clone()),
-        Some(other) => {
-            return Err(invalid(format!(
-                "`action` is a {}, not a string",
-                other.type_of()
-            )))
-        }
+        Some(other) => return Err(invalid(format!("`action` is a {}, not a string", other.type_of()))),
     };
     let text = string_field(step, &["thought", "response"]).filter(|t| !t.is_empty());
-    let result = fields
-        .get("observation")
-        .filter(|o| !matches!(o, Value::Null))
-        .cloned();
+    let result = fields.get("observation").filter(|o| !matches!(o, Value::Null)).cloned();
     let calls = action
         .map(|a| a.to_utf8_lossy().trim().to_string())
         .filter(|a| !a.is_empty())
