@@ -10,11 +10,7 @@ use doom_loop_trace::eval::{EvalOption, Evaluation};
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let json = args.iter().any(|a| a == "--json");
-    let mut paths: Vec<&str> = args
-        .iter()
-        .filter(|a| *a != "--json")
-        .map(String::as_str)
-        .collect();
+    let mut paths: Vec<&str> = args.iter().filter(|a| *a != "--json").map(String::as_str).collect();
     if paths.is_empty() {
         paths.push("../shared/trajectories");
     }

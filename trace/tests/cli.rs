@@ -19,11 +19,7 @@ fn run(args: &[&str], stdin: &str) -> Output {
         .spawn()
         .expect("spawn doomloop");
     // The CLI may exit before reading (a usage error): a failed write is fine.
-    let _ = child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin.as_bytes());
+    let _ = child.stdin.take().expect("stdin").write_all(stdin.as_bytes());
     child.wait_with_output().expect("wait")
 }
 
@@ -41,20 +37,14 @@ fn scratch(name: &str) -> PathBuf {
 
 fn assert_no_panic(output: &Output) {
     let stderr = text(&output.stderr);
-    assert!(
-        !stderr.contains("panicked") && !stderr.contains("backtrace"),
-        "{stderr}"
-    );
+    assert!(!stderr.contains("panicked") && !stderr.contains("backtrace"), "{stderr}");
 }
 
 #[test]
 fn version_and_help_go_to_stdout_with_status_0() {
     let version = run(&["--version"], "");
     assert_eq!(version.status.code(), Some(0));
-    assert_eq!(
-        text(&version.stdout),
-        format!("doomloop {}\n", env!("CARGO_PKG_VERSION"))
-    );
+    assert_eq!(text(&version.stdout), format!("doomloop {}\n", env!("CARGO_PKG_VERSION")));
     for args in [
         &["--help"][..],
         &["help"],
@@ -75,22 +65,10 @@ fn version_and_help_go_to_stdout_with_status_0() {
 #[test]
 fn unknown_subcommands_and_flags_are_named_with_status_2() {
     for (args, first) in [
-        (
-            &["frobnicate"][..],
-            "error: unrecognized subcommand 'frobnicate'",
-        ),
-        (
-            &["replay", "--frob"],
-            "error: unexpected argument '--frob' found",
-        ),
-        (
-            &["replay", "--fail-on", "maybe"],
-            "error: invalid value 'maybe' for '--fail-on <RUNG>'",
-        ),
-        (
-            &["conformance"],
-            "error: the following required arguments were not provided:",
-        ),
+        (&["frobnicate"][..], "error: unrecognized subcommand 'frobnicate'"),
+        (&["replay", "--frob"], "error: unexpected argument '--frob' found"),
+        (&["replay", "--fail-on", "maybe"], "error: invalid value 'maybe' for '--fail-on <RUNG>'"),
+        (&["conformance"], "error: the following required arguments were not provided:"),
     ] {
         let output = run(args, "");
         assert_eq!(output.status.code(), Some(2), "{args:?}");
@@ -103,12 +81,7 @@ fn unknown_subcommands_and_flags_are_named_with_status_2() {
 fn stdin_is_read_for_dash_and_for_absent_json() {
     for args in [&["canonicalize"][..], &["canonicalize", "-"]] {
         let output = run(args, r#"{"b":1,"a":2}"#);
-        assert_eq!(
-            text(&output.stdout),
-            "{\"a\":2,\"b\":1}\n",
-            "{}",
-            text(&output.stderr)
-        );
+        assert_eq!(text(&output.stdout), "{\"a\":2,\"b\":1}\n", "{}", text(&output.stderr));
     }
     let by_argument = run(&["fingerprint", "t", "{}"], "");
     assert_eq!(run(&["fingerprint", "t"], "{}").stdout, by_argument.stdout);
@@ -123,23 +96,14 @@ fn stdin_is_read_for_dash_and_for_absent_json() {
 fn regression_non_utf8_argument_is_a_usage_error_not_a_panic() {
     use std::os::unix::ffi::OsStrExt;
     let bad = std::ffi::OsStr::from_bytes(b"\xff");
-    let output = doomloop()
-        .arg("fingerprint")
-        .arg(bad)
-        .arg("{}")
-        .output()
-        .expect("run");
+    let output = doomloop().arg("fingerprint").arg(bad).arg("{}").output().expect("run");
     assert_eq!(output.status.code(), Some(2));
     assert!(text(&output.stderr).starts_with("error: invalid UTF-8 was detected"));
     assert_no_panic(&output);
     // A path that is not UTF-8 is a path like any other.
     let output = doomloop().arg("replay").arg(bad).output().expect("run");
     assert_eq!(output.status.code(), Some(2));
-    assert!(
-        text(&output.stderr).contains("No such file or directory"),
-        "{}",
-        text(&output.stderr)
-    );
+    assert!(text(&output.stderr).contains("No such file or directory"), "{}", text(&output.stderr));
 }
 
 #[test]
@@ -167,15 +131,11 @@ fn regression_closed_stdout_exits_quietly_with_141() {
 #[test]
 fn regression_full_stdout_is_a_clear_error_with_status_2() {
     for args in [&["replay"][..], &["--help"], &["canonicalize", "[1]"]] {
-        let full = std::fs::OpenOptions::new()
-            .write(true)
-            .open("/dev/full")
-            .expect("/dev/full");
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
         let output = doomloop().args(args).stdout(full).output().expect("run");
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         assert!(
-            text(&output.stderr)
-                .starts_with("doomloop: cannot write output: No space left on device"),
+            text(&output.stderr).starts_with("doomloop: cannot write output: No space left on device"),
             "{}",
             text(&output.stderr)
         );
@@ -186,11 +146,7 @@ fn regression_full_stdout_is_a_clear_error_with_status_2() {
 #[test]
 fn regression_empty_conformance_run_fails_with_status_1() {
     let dir = scratch("empty");
-    let output = doomloop()
-        .arg("conformance")
-        .arg(&dir)
-        .output()
-        .expect("run");
+    let output = doomloop().arg("conformance").arg(&dir).output().expect("run");
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(text(&output.stdout), "0 passed, 0 failed\n");
     assert!(text(&output.stderr).starts_with("doomloop: no conformance cases found in "));
@@ -209,8 +165,7 @@ fn regression_deep_input_is_rejected_with_status_2() {
 
 #[test]
 fn regression_replay_warnings_go_to_stderr() {
-    let transcript =
-        r#"{"loopKeys":{"t":["missing"]},"rounds":[{"calls":[{"toolName":"t","args":{"a":1}}]}]}"#;
+    let transcript = r#"{"loopKeys":{"t":["missing"]},"rounds":[{"calls":[{"toolName":"t","args":{"a":1}}]}]}"#;
     let output = run(&["replay", "-"], transcript);
     assert_eq!(output.status.code(), Some(0));
     assert!(text(&output.stderr).starts_with("warning: [DoomLoop] \"t\": "));
@@ -223,10 +178,7 @@ fn replay_fail_on_exits_1_at_the_rung() {
     let transcript = format!(r#"{{"rounds":[{}]}}"#, [round; 4].join(","));
     let block = run(&["replay", "-", "--fail-on", "block"], &transcript);
     assert_eq!(block.status.code(), Some(1));
-    assert_eq!(
-        text(&block.stderr),
-        "doomloop: --fail-on block: block at round 3 (\"poll\")\n"
-    );
+    assert_eq!(text(&block.stderr), "doomloop: --fail-on block: block at round 3 (\"poll\")\n");
     let stop = run(&["replay", "-", "--fail-on", "stop"], &transcript);
     assert_eq!(stop.status.code(), Some(0), "{}", text(&stop.stderr));
 }
@@ -237,9 +189,7 @@ const LOOP_ROUND: &str = r#"{"calls":[{"toolName":"poll","args":{}}]}"#;
 fn replay_recommended_and_option_conflict() {
     let output = run(&["replay", "--recommended", "--option", "true"], "");
     assert_eq!(output.status.code(), Some(2));
-    assert!(
-        text(&output.stderr).starts_with("error: the argument '--recommended' cannot be used with")
-    );
+    assert!(text(&output.stderr).starts_with("error: the argument '--recommended' cannot be used with"));
     let output = run(&["replay", "--recommended", "--json"], "");
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     assert!(text(&output.stdout).contains("\"outcomes\""));
@@ -256,10 +206,7 @@ fn eval_reports_gates_and_fails_without_runs() {
     assert!(text(&report.stdout).starts_with(r#"{"options":[{"label":"defaults","#));
     let block = run(&["eval", folder, "--fail-on", "block"], "");
     assert_eq!(block.status.code(), Some(1));
-    assert_eq!(
-        text(&block.stderr),
-        "doomloop: --fail-on block: block or stop in 1 run(s) under defaults\n"
-    );
+    assert_eq!(text(&block.stderr), "doomloop: --fail-on block: block or stop in 1 run(s) under defaults\n");
     let stdin = run(&["eval", "-", "--fail-on", "stop"], &transcript);
     assert_eq!(stdin.status.code(), Some(1));
     let empty = scratch("eval-empty");

@@ -29,39 +29,20 @@ fn evaluate() -> Option<(Metrics, Metrics)> {
     assert!(report.failures.is_empty(), "{:?}", report.failures);
     // The README's "Measured on real agent runs" table (`-- --nocapture`).
     eprint!("{}", report.render());
-    Some((
-        report.options[0].total.clone(),
-        report.options[1].total.clone(),
-    ))
+    Some((report.options[0].total.clone(), report.options[1].total.clone()))
 }
 
 #[test]
 fn recommended_meets_the_issue_targets_on_the_shared_runs() {
-    let Some((defaults, recommended)) = evaluate() else {
-        return;
-    };
+    let Some((defaults, recommended)) = evaluate() else { return };
     // The baseline the targets are set against.
-    assert_eq!(
-        (defaults.first_resolved.changing, defaults.first.changing),
-        (8, 50)
-    );
+    assert_eq!((defaults.first_resolved.changing, defaults.first.changing), (8, 50));
     // Successful runs interrupted while the repeated call's output changed.
-    assert_eq!(
-        recommended.first_resolved.changing, 0,
-        "changing, resolved: target 0"
-    );
+    assert_eq!(recommended.first_resolved.changing, 0, "changing, resolved: target 0");
     // Interventions on changing output, all runs.
-    assert!(
-        recommended.first.changing <= 5,
-        "changing: {} > 5",
-        recommended.first.changing
-    );
+    assert!(recommended.first.changing <= 5, "changing: {} > 5", recommended.first.changing);
     // Loops on unchanged output still caught.
-    assert!(
-        recommended.first.unchanged >= 24,
-        "unchanged: {} < 24",
-        recommended.first.unchanged
-    );
+    assert!(recommended.first.unchanged >= 24, "unchanged: {} < 24", recommended.first.unchanged);
     // It does not get there by intervening less everywhere: the loops it
     // catches are at least those the defaults catch.
     assert!(recommended.first.unchanged >= defaults.first.unchanged);
