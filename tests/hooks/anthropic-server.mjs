@@ -17,10 +17,13 @@
 
 import http from 'node:http';
 
-/** The tool_result blocks of the last user message of a request (what the tools answered). */
+/**
+ * The tool_result blocks of the last user message of a request (what the
+ * tools answered; a system reminder Claude Code appends after it is skipped).
+ */
 export function lastToolResults(body) {
   const msgs = Array.isArray(body?.messages) ? body.messages : [];
-  const last = msgs[msgs.length - 1];
+  const last = msgs.findLast((m) => m && m.role !== 'system');
   if (!last || last.role !== 'user' || !Array.isArray(last.content)) return [];
   return last.content.filter((b) => b && b.type === 'tool_result').map((b) => ({
     id: b.tool_use_id,

@@ -4,7 +4,7 @@
 //! fields read here are the ones each agent's own source writes (Claude
 //! Code 2.1: `session_id`, `transcript_path`, `hook_event_name`,
 //! `tool_name`, `tool_input`, `tool_use_id`, `tool_response`, `error`;
-//! Gemini CLI 0.61 `HookEventHandler`: `session_id`, `transcript_path`,
+//! `tool_calls` of `PostToolBatch`; Gemini CLI 0.61 `HookEventHandler`: `session_id`, `transcript_path`,
 //! `hook_event_name`, `tool_name`, `tool_input`, `tool_response`); every
 //! other field is ignored, so newer versions that add fields still read.
 
@@ -46,8 +46,15 @@ pub enum Kind {
     /// The user sent a prompt: a new user turn.
     UserTurn,
     /// Gemini CLI is about to send a model request (`BeforeModel`): the
-    /// calls that follow belong to the response to this request.
+    /// calls so far were one response; those that follow belong to the next.
     ModelRequest,
+    /// Claude Code's `PostToolBatch`: every call of one assistant message
+    /// has resolved, before the next model request — the end of a round,
+    /// with what each call returned.
+    Batch {
+        /// Per call: its `tool_use_id` and `tool_response` (what the model reads).
+        results: Vec<(String, Value)>,
+    },
     /// A tool call is about to run (`PreToolUse`, `BeforeTool`).
     BeforeTool {
         /// Claude Code's `tool_use_id` (Gemini CLI sends none).
@@ -117,6 +124,19 @@ pub fn parse_event(agent: Agent, value: &Value) -> Result<Event, String> {
             Kind::UserTurn
         }
         (Agent::GeminiCli, "BeforeModel") => Kind::ModelRequest,
+        (Agent::ClaudeCode, "PostToolBatch") => Kind::Batch {
+            results: match object.get("tool_calls") {
+                Some(Value::Array(calls)) => calls
+                    .iter()
+                    .filter_map(Value::as_object)
+                    .filter_map(|c| {
+                        let id = text(c, "tool_use_id")?;
+                        Some((id, c.get("tool_response").cloned().unwrap_or(Value::Null)))
+                    })
+                    .collect(),
+                _ => return Err("the PostToolBatch event has no `tool_calls` array".into()),
+            },
+        },
         (Agent::ClaudeCode, "PreToolUse") | (Agent::GeminiCli, "BeforeTool") => Kind::BeforeTool {
             id: id(),
             tool: tool()?,

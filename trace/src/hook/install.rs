@@ -4,7 +4,8 @@
 //!
 //! Claude Code: `~/.claude/settings.json` (`--user`, the default) or
 //! `.claude/settings.json` (`--project`), events `PreToolUse`,
-//! `PostToolUse`, `PostToolUseFailure` (matcher `*`) and `UserPromptSubmit`.
+//! `PostToolUseFailure` (matcher `*`), `PostToolBatch` (every call of a
+//! message resolved: the round's end and its results) and `UserPromptSubmit`.
 //! Gemini CLI: `~/.gemini/settings.json` or `.gemini/settings.json`,
 //! events `BeforeTool`, `AfterTool` (matcher `*`), `BeforeModel` (where a
 //! model response, and so a round, begins) and `BeforeAgent`.
@@ -33,8 +34,8 @@ pub fn events(agent: Agent) -> &'static [(&'static str, bool)] {
     match agent {
         Agent::ClaudeCode => &[
             ("PreToolUse", true),
-            ("PostToolUse", true),
             ("PostToolUseFailure", true),
+            ("PostToolBatch", false),
             ("UserPromptSubmit", false),
         ],
         Agent::GeminiCli => &[

@@ -12,14 +12,16 @@
 //! a time (in parallel for parallel calls), so the state keeps the engine
 //! state from before the current round (`base`) and the round's calls so
 //! far; each event replays the round from `base` through the engine, and a
-//! call that arrives late joins its round instead of starting a new one.
-//! Parallel identical calls of one message therefore count once.
+//! call that arrives later (Claude Code starts a call as soon as its block
+//! has streamed) joins its round instead of starting a new one. Parallel
+//! identical calls of one message therefore count once. Where a round ends
+//! each agent says: Claude Code's `PostToolBatch` (every call of the message
+//! resolved, before the next model request), Gemini CLI's `BeforeModel`.
 
 pub mod args;
 pub mod event;
 pub mod install;
 pub mod store;
-pub mod transcript;
 
 mod engine;
 
@@ -35,7 +37,8 @@ use engine::{Call, Decision, Engine};
 
 /// The state file's format version; a file of another version starts over.
 pub const STATE_VERSION: f64 = 1.0;
-/// Calls kept per round; later calls of a wider round are allowed unguarded.
+/// Calls per round at most; a later call starts the next round (the state
+/// stays bounded, whatever the agent sends).
 pub const MAX_ROUND_CALLS: usize = 256;
 
 /// How a hook runs.
@@ -71,16 +74,15 @@ struct RoundCall {
     input: Value,
     output: Option<Value>,
     failed: bool,
+    /// Refused by the hook: it will not run (and returns no result).
+    refused: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Round {
-    /// The round's identity: Claude Code's message id (when the transcript
-    /// has it), Gemini CLI's model request number.
-    key: Option<String>,
-    /// Claude Code, message not yet written: the last message written before it.
-    after: Option<String>,
     calls: Vec<RoundCall>,
+    /// The agent said the round is over (`PostToolBatch`, `BeforeModel`).
+    closed: bool,
     /// Guidance of this round was delivered.
     guided: bool,
 }
@@ -89,7 +91,6 @@ struct Round {
 struct HookState {
     base: Value,
     round: Option<Round>,
-    model_requests: f64,
     /// The stop verdict's message, once the session halted (until the next user turn).
     halted: Option<String>,
 }
@@ -115,7 +116,6 @@ impl Default for HookState {
         HookState {
             base: Value::Null,
             round: None,
-            model_requests: 0.0,
             halted: None,
         }
     }
@@ -124,11 +124,8 @@ impl Default for HookState {
 impl HookState {
     fn to_value(&self, agent: Agent) -> Value {
         let round = self.round.as_ref().map_or(Value::Null, |r| {
-            let opt =
-                |v: &Option<String>| v.as_deref().map_or(Value::Null, |v| Value::String(s(v)));
             obj(vec![
-                ("key", opt(&r.key)),
-                ("after", opt(&r.after)),
+                ("closed", Value::Bool(r.closed)),
                 ("guided", Value::Bool(r.guided)),
                 (
                     "calls",
@@ -143,6 +140,7 @@ impl HookState {
                                     ("output", c.output.clone().unwrap_or(Value::Null)),
                                     ("done", Value::Bool(c.output.is_some())),
                                     ("failed", Value::Bool(c.failed)),
+                                    ("refused", Value::Bool(c.refused)),
                                 ])
                             })
                             .collect(),
@@ -155,7 +153,6 @@ impl HookState {
             ("agent", Value::String(s(agent.as_str()))),
             ("base", self.base.clone()),
             ("round", round),
-            ("modelRequests", Value::Number(self.model_requests)),
             (
                 "halted",
                 self.halted
@@ -181,8 +178,7 @@ impl HookState {
             .get("round")
             .and_then(Value::as_object)
             .map(|r| Round {
-                key: string(r.get("key")),
-                after: string(r.get("after")),
+                closed: matches!(r.get("closed"), Some(Value::Bool(true))),
                 guided: matches!(r.get("guided"), Some(Value::Bool(true))),
                 calls: match r.get("calls") {
                     Some(Value::Array(calls)) => calls
@@ -196,6 +192,7 @@ impl HookState {
                                 output: matches!(c.get("done"), Some(Value::Bool(true)))
                                     .then(|| c.get("output").cloned().unwrap_or(Value::Null)),
                                 failed: matches!(c.get("failed"), Some(Value::Bool(true))),
+                                refused: matches!(c.get("refused"), Some(Value::Bool(true))),
                             })
                         })
                         .take(MAX_ROUND_CALLS)
@@ -206,11 +203,6 @@ impl HookState {
         Ok(HookState {
             base: object.get("base").cloned().unwrap_or(Value::Null),
             round,
-            model_requests: object
-                .get("modelRequests")
-                .and_then(Value::as_f64)
-                .filter(|n| n.is_finite() && *n >= 0.0)
-                .unwrap_or(0.0),
             halted: string(object.get("halted")),
         })
     }
@@ -268,7 +260,6 @@ enum Reply {
 struct Context<'a> {
     agent: Agent,
     option: &'a Value,
-    event: &'a Event,
     warnings: Vec<String>,
 }
 
@@ -288,39 +279,20 @@ impl Context<'_> {
         Ok(())
     }
 
-    /// Whether a call joins the current round: Gemini CLI, when no model
-    /// request came between; Claude Code, when the transcript (`placement`,
-    /// `None` when unreadable) puts it in the round's message.
-    fn joins(
-        &self,
-        state: &HookState,
-        key: &Option<String>,
-        placement: Option<&transcript::Placement>,
-    ) -> bool {
-        let Some(round) = &state.round else {
-            return false;
-        };
-        if self.agent == Agent::GeminiCli {
-            return round.key == *key;
-        }
-        let transcript = self.event.transcript_path.as_deref();
-        match (placement, &round.key, key) {
-            (Some(_), Some(r), Some(k)) => r == k,
-            // The round's message is written and this call is not in it.
-            (Some(_), Some(_), None) => false,
-            // The round's first call was seen while its message streamed:
-            // this call joins when the message now holding it holds that one.
-            (Some(_), None, Some(k)) => round.calls.first().is_some_and(|c| {
-                transcript
-                    .and_then(|t| transcript::place(t, &c.id))
-                    .and_then(|p| p.message)
-                    .as_deref()
-                    == Some(k.as_str())
-            }),
-            // Both streaming: the same message when written after the same one.
-            (Some(p), None, None) => round.after == p.last_message,
-            // No transcript to tell: one round until a call of it returns.
-            (None, ..) => round.calls.iter().all(|c| c.output.is_none()),
+    /// Whether a call joins the current round: the agent has not said it
+    /// ended. (An agent whose settings lack the round-end event would make
+    /// one round of every call: [`MAX_ROUND_CALLS`] bounds that.)
+    fn joins(state: &HookState) -> bool {
+        state
+            .round
+            .as_ref()
+            .is_some_and(|round| !round.closed && round.calls.len() < MAX_ROUND_CALLS)
+    }
+
+    /// The agent says the round is over.
+    fn close(state: &mut HookState) {
+        if let Some(round) = &mut state.round {
+            round.closed = true;
         }
     }
 
@@ -338,31 +310,9 @@ impl Context<'_> {
             Some(id) => id.to_string(),
             None => format!("call-{}", state.round.as_ref().map_or(0, |r| r.calls.len())),
         };
-        let placement = match self.agent {
-            Agent::GeminiCli => None,
-            Agent::ClaudeCode => self
-                .event
-                .transcript_path
-                .as_deref()
-                .and_then(|t| transcript::place(t, &id)),
-        };
-        let (key, after) = match (self.agent, &placement) {
-            (Agent::GeminiCli, _) => (Some(format!("model-{}", state.model_requests)), None),
-            (Agent::ClaudeCode, Some(p)) => (p.message.clone(), p.last_message.clone()),
-            (Agent::ClaudeCode, None) => (None, None),
-        };
-        if self.joins(state, &key, placement.as_ref()) {
-            let round = state.round.as_mut().ok_or("no round")?;
-            if round.key.is_none() {
-                round.key.clone_from(&key);
-            }
-        } else {
+        if !Self::joins(state) {
             self.fold(state)?;
-            state.round = Some(Round {
-                key,
-                after,
-                ..Round::default()
-            });
+            state.round = Some(Round::default());
         }
         let round = state.round.as_mut().ok_or("no round")?;
         let index = match round
@@ -384,6 +334,7 @@ impl Context<'_> {
                     input: input.clone(),
                     output: None,
                     failed: false,
+                    refused: false,
                 });
                 round.calls.len() - 1
             }
@@ -394,18 +345,25 @@ impl Context<'_> {
             state.round.as_ref(),
             &mut self.warnings,
         )?;
-        if let Some(halt) = engine.halt() {
+        let reply = if let Some(halt) = engine.halt() {
             let message = halt.message.to_utf8_lossy().into_owned();
             state.halted = Some(message.clone());
-            return Ok(Reply::Halt(message));
+            Reply::Halt(message)
+        } else {
+            match decisions.get(index) {
+                Some(Decision {
+                    refuse: true,
+                    verdict: Some(v),
+                }) => Reply::Refuse(v.message.to_utf8_lossy().into_owned()),
+                _ => Reply::Allow,
+            }
+        };
+        if reply != Reply::Allow {
+            if let Some(call) = state.round.as_mut().and_then(|r| r.calls.get_mut(index)) {
+                call.refused = true;
+            }
         }
-        Ok(match decisions.get(index) {
-            Some(Decision {
-                refuse: true,
-                verdict: Some(v),
-            }) => Reply::Refuse(v.message.to_utf8_lossy().into_owned()),
-            _ => Reply::Allow,
-        })
+        Ok(reply)
     }
 
     fn after_tool(
@@ -433,16 +391,44 @@ impl Context<'_> {
         }
         call.output = Some(output.clone());
         call.failed = failed;
-        let (mut engine, _) = replay(
-            self.option,
-            &state.base,
-            state.round.as_ref(),
-            &mut self.warnings,
-        )?;
+        if self.agent == Agent::ClaudeCode {
+            // Guidance goes with PostToolBatch, once the whole message resolved.
+            let (engine, _) = replay(self.option, &state.base, state.round.as_ref(), &mut self.warnings)?;
+            if let Some(halt) = engine.halt() {
+                let message = halt.message.to_utf8_lossy().into_owned();
+                state.halted = Some(message.clone());
+                return Ok(Reply::Halt(message));
+            }
+            return Ok(Reply::Allow);
+        }
+        self.outcome(state)
+    }
+
+    /// Claude Code's `PostToolBatch`: the results of the calls not yet
+    /// recorded, then the round is over; guidance for the next request.
+    fn batch(&mut self, state: &mut HookState, results: &[(String, Value)]) -> Result<Reply, String> {
+        Self::close(state);
+        let Some(round) = state.round.as_mut() else {
+            return Ok(state.halted.clone().map_or(Reply::Allow, Reply::Halt));
+        };
+        for (id, output) in results {
+            if let Some(call) = round.calls.iter_mut().find(|c| c.id == *id && !c.refused && c.output.is_none()) {
+                call.output = Some(output.clone());
+            }
+        }
+        self.outcome(state)
+    }
+
+    /// After a result: the halt, or the round's guidance once.
+    fn outcome(&mut self, state: &mut HookState) -> Result<Reply, String> {
+        let (mut engine, _) = replay(self.option, &state.base, state.round.as_ref(), &mut self.warnings)?;
         if let Some(halt) = engine.halt() {
             let message = halt.message.to_utf8_lossy().into_owned();
             state.halted = Some(message.clone());
             return Ok(Reply::Halt(message));
+        }
+        if let Some(message) = &state.halted {
+            return Ok(Reply::Halt(message.clone()));
         }
         let round = state.round.as_mut().ok_or("no round")?;
         match engine.take_guidance() {
@@ -572,16 +558,16 @@ fn answer(
     let mut context = Context {
         agent,
         option,
-        event: &event,
         warnings: Vec::new(),
     };
     let reply = match &event.kind {
         Kind::SessionStart => Ok(Reply::Allow),
         Kind::UserTurn => context.user_turn(&mut state),
         Kind::ModelRequest => {
-            state.model_requests += 1.0;
-            Ok(Reply::Allow)
+            Context::close(&mut state);
+            Ok(state.halted.clone().map_or(Reply::Allow, Reply::Halt))
         }
+        Kind::Batch { results } => context.batch(&mut state, results),
         Kind::BeforeTool { id, tool, input } => {
             context.before_tool(&mut state, id.as_deref(), tool, input)
         }
