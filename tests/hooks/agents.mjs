@@ -91,6 +91,9 @@ export async function runGemini(script, { files, hookArgs = [], prompt = 'Do the
     // Gemini CLI's own repeated-call check (5 identical calls) is turned
     // off so that these runs test the hook; docs/coding-agents.md says so.
     model: { disableLoopDetection: true },
+    // Nothing but the scripted server to talk to: no telemetry, no update check.
+    privacy: { usageStatisticsEnabled: false },
+    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
   });
   const server = await startGeminiServer((body, turn) => script(body, turn, dirs));
   try {

@@ -99,6 +99,22 @@ fn text(object: &doom_loop::json::Object, key: &str) -> Option<String> {
         .map(|s| s.to_utf8_lossy().into_owned())
 }
 
+/// Gemini CLI's shell tool ends its output with the process group id it
+/// ran the command in (`Process Group PGID: 4711`, and `Background PIDs:`
+/// for background processes): new at every call, so the same command with
+/// the same output would never repeat an outcome. Those lines are dropped.
+fn without_process_ids(output: &Value) -> Value {
+    let Value::String(text) = output else {
+        return output.clone();
+    };
+    let text = text.to_utf8_lossy();
+    let kept: Vec<&str> = text
+        .split('\n')
+        .filter(|line| !line.starts_with("Process Group PGID: ") && !line.starts_with("Background PIDs: "))
+        .collect();
+    Value::String(kept.join("\n").as_str().into())
+}
+
 /// Reads an event.
 ///
 /// # Errors
@@ -164,11 +180,14 @@ pub fn parse_event(agent: Agent, value: &Value) -> Result<Event, String> {
                 .and_then(|o| o.get("error"))
                 .is_some_and(|e| !matches!(e, Value::Null | Value::Undefined));
             // What the model reads is `llmContent`; `returnDisplay` is for the screen.
-            let output = output
+            let mut output = output
                 .as_object()
                 .and_then(|o| o.get("llmContent"))
                 .cloned()
                 .unwrap_or(output);
+            if tool()? == "run_shell_command" {
+                output = without_process_ids(&output);
+            }
             Kind::AfterTool {
                 id: None,
                 tool: tool()?,
