@@ -530,7 +530,9 @@ fn answer(
     let value = parse(text).map_err(|e| format!("the event on stdin is not JSON ({e})"))?;
     let event = parse_event(agent, &value)?;
     let name = string(value.as_object().and_then(|o| o.get("hook_event_name"))).unwrap_or_default();
-    if let Kind::Other(_) = event.kind {
+    if let Kind::Other(other) = &event.kind {
+        // The installer registers none of these: a settings entry to fix.
+        warnings.push(format!("the {other} event is not one this hook answers; allowing"));
         return Ok(String::new());
     }
     let default;
