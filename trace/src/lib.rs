@@ -10,7 +10,9 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod conformance;
 pub mod eval;
 pub mod hook;
 pub mod import;
 pub mod replay;
+pub mod transcript;
