@@ -519,18 +519,89 @@ pub fn run(agent: Agent, input: &[u8], options: &HookOptions) -> HookAnswer {
     HookAnswer { stdout, warnings }
 }
 
-fn answer(
-    agent: Agent,
-    input: &[u8],
-    options: &HookOptions,
-    warnings: &mut Vec<String>,
-) -> Result<String, String> {
-    let text =
-        std::str::from_utf8(input).map_err(|_| "the event on stdin is not UTF-8".to_string())?;
+/// One event read from the bytes an agent sent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Incoming {
+    /// The event.
+    pub event: Event,
+    /// Its `hook_event_name`, as sent.
+    pub name: String,
+}
+
+/// Reads the event bytes an agent sent.
+///
+/// # Errors
+/// Not UTF-8, not JSON, or not an event (a message naming the field).
+pub fn read_event(agent: Agent, input: &[u8]) -> Result<Incoming, String> {
+    let text = std::str::from_utf8(input).map_err(|_| "the event on stdin is not UTF-8".to_string())?;
     let value = parse(text).map_err(|e| format!("the event on stdin is not JSON ({e})"))?;
     let event = parse_event(agent, &value)?;
     let name = string(value.as_object().and_then(|o| o.get("hook_event_name"))).unwrap_or_default();
-    if let Kind::Other(other) = &event.kind {
+    Ok(Incoming { event, name })
+}
+
+/// What one event does to a session's state, without touching a file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    /// The agent's hook output (empty: allow).
+    pub stdout: String,
+    /// The state file's new text.
+    pub state: String,
+    /// Warnings, one line each.
+    pub warnings: Vec<String>,
+}
+
+/// Decides one event against a session's state file text (`None`: no file
+/// yet; text that is not a state of this version starts over, with a
+/// warning) under `option`.
+///
+/// # Errors
+/// The option is invalid (nothing was decided; the caller allows the call).
+pub fn step(agent: Agent, incoming: &Incoming, state: Option<&str>, option: &Value) -> Result<Step, String> {
+    let mut warnings = Vec::new();
+    let mut state = match state {
+        None => HookState::default(),
+        Some(text) => HookState::from_text(text, agent).unwrap_or_else(|why| {
+            warnings.push(format!("the state file {why}: starting this session's detection over"));
+            HookState::default()
+        }),
+    };
+    let mut context = Context {
+        agent,
+        option,
+        warnings: Vec::new(),
+    };
+    let reply = match &incoming.event.kind {
+        Kind::SessionStart | Kind::Other(_) => Ok(Reply::Allow),
+        Kind::UserTurn => context.user_turn(&mut state),
+        Kind::ModelRequest => {
+            Context::close(&mut state);
+            Ok(state.halted.clone().map_or(Reply::Allow, Reply::Halt))
+        }
+        Kind::Batch { results } => context.batch(&mut state, results),
+        Kind::BeforeTool { id, tool, input } => context.before_tool(&mut state, id.as_deref(), tool, input),
+        Kind::AfterTool {
+            id,
+            tool,
+            input,
+            output,
+            failed,
+        } => context.after_tool(&mut state, id.as_deref(), tool, input, output, *failed),
+    };
+    // The detector's own warnings (config, fingerprints) once each.
+    let mut seen = std::collections::HashSet::new();
+    warnings.extend(context.warnings.into_iter().filter(|w| seen.insert(w.clone())));
+    let reply = reply?;
+    Ok(Step {
+        stdout: render(agent, &incoming.name, &reply),
+        state: to_json(&state.to_value(agent)),
+        warnings,
+    })
+}
+
+fn answer(agent: Agent, input: &[u8], options: &HookOptions, warnings: &mut Vec<String>) -> Result<String, String> {
+    let incoming = read_event(agent, input)?;
+    if let Kind::Other(other) = &incoming.event.kind {
         // The installer registers none of these: a settings entry to fix.
         warnings.push(format!("the {other} event is not one this hook answers; allowing"));
         return Ok(String::new());
@@ -545,52 +616,11 @@ fn answer(
     };
     let dir = store::state_dir(options.state_dir.as_deref())?;
     store::ensure_dir(&dir)?;
-    let file = store::session_file(&dir, agent, &event.session_id);
+    let file = store::session_file(&dir, agent, &incoming.event.session_id);
     let _lock = store::lock(&file)?;
-    let mut state = match store::read(&file)? {
-        None => HookState::default(),
-        Some(text) => HookState::from_text(&text, agent).unwrap_or_else(|why| {
-            warnings.push(format!(
-                "{} {why}: starting this session's detection over",
-                file.display()
-            ));
-            HookState::default()
-        }),
-    };
-    let mut context = Context {
-        agent,
-        option,
-        warnings: Vec::new(),
-    };
-    let reply = match &event.kind {
-        Kind::SessionStart => Ok(Reply::Allow),
-        Kind::UserTurn => context.user_turn(&mut state),
-        Kind::ModelRequest => {
-            Context::close(&mut state);
-            Ok(state.halted.clone().map_or(Reply::Allow, Reply::Halt))
-        }
-        Kind::Batch { results } => context.batch(&mut state, results),
-        Kind::BeforeTool { id, tool, input } => {
-            context.before_tool(&mut state, id.as_deref(), tool, input)
-        }
-        Kind::AfterTool {
-            id,
-            tool,
-            input,
-            output,
-            failed,
-        } => context.after_tool(&mut state, id.as_deref(), tool, input, output, *failed),
-        Kind::Other(_) => Ok(Reply::Allow),
-    };
-    // The detector's own warnings (config, fingerprints) once each.
-    let mut seen = std::collections::HashSet::new();
-    warnings.extend(
-        context
-            .warnings
-            .into_iter()
-            .filter(|w| seen.insert(w.clone())),
-    );
-    let reply = reply?;
-    store::write(&file, &to_json(&state.to_value(agent)))?;
-    Ok(render(agent, &name, &reply))
+    let text = store::read(&file)?;
+    let step = step(agent, &incoming, text.as_deref(), option)?;
+    warnings.extend(step.warnings.into_iter().map(|w| w.replacen("the state file", &format!("{}", file.display()), 1)));
+    store::write(&file, &step.state)?;
+    Ok(step.stdout)
 }

@@ -164,7 +164,10 @@ pub fn write(file: &Path, contents: &str) -> Result<(), String> {
     let result = (|| {
         let mut f = fs::File::create(&tmp)?;
         f.write_all(contents.as_bytes())?;
-        f.sync_data()?;
+        // No fsync: the rename is what a killed process cannot tear (the
+        // kernel has the bytes either way); a power loss can, and a torn
+        // file then starts that session over (one warning). Syncing would
+        // cost more than the whole decision on every tool call.
         drop(f);
         fs::rename(&tmp, file)
     })();
