@@ -4,6 +4,7 @@
 //! what a call is worth is decided here.
 
 use doom_loop::config::resolve_doom_loop_option;
+use doom_loop::loop_key::{resolve_loop_key_material, LoopKey, LoopKeyResolution};
 use doom_loop::json::{Object, Value};
 use doom_loop::ladder::Action;
 use doom_loop::monitor::{DeclaredCall, DoomLoopMonitor, RecordOptions, Verdict};
@@ -32,6 +33,7 @@ pub struct Decision {
 /// The engine of one session.
 pub struct Engine {
     monitor: DoomLoopMonitor,
+    loop_keys: Object,
     round: f64,
     /// Per call id of the last response: tool and fingerprint.
     calls: Vec<(String, JsString, JsString)>,
@@ -48,7 +50,7 @@ impl Engine {
     ///
     /// # Errors
     /// The option is invalid or turns detection off.
-    pub fn restore(option: &Value, state: &Value) -> Result<(Engine, Vec<String>), String> {
+    pub fn restore(option: &Value, loop_keys: &Object, state: &Value) -> Result<(Engine, Vec<String>), String> {
         let resolution = resolve_doom_loop_option(Some(option));
         let mut warnings = resolution.warnings;
         let config = resolution
@@ -70,6 +72,7 @@ impl Engine {
         Ok((
             Engine {
                 monitor,
+                loop_keys: loop_keys.clone(),
                 round,
                 calls: Vec::new(),
                 guidance: None,
@@ -84,22 +87,24 @@ impl Engine {
     pub fn on_response(&mut self, calls: &[Call], warnings: &mut Vec<String>) -> Vec<Decision> {
         self.round += 1.0;
         let round = self.round;
+        let keys: Vec<Value> = calls.iter().map(|c| self.identity(c)).collect();
         let declared: Vec<DeclaredCall> = calls
             .iter()
-            .map(|c| DeclaredCall {
+            .zip(&keys)
+            .map(|(c, key)| DeclaredCall {
                 tool_name: JsString::from(c.tool.as_str()),
-                key_material: c.args.clone(),
+                key_material: key.clone(),
             })
             .collect();
         warnings.extend(self.monitor.declare_round(round, &declared));
         self.calls.clear();
         let mut decided: Vec<(JsString, Decision)> = Vec::new();
         let mut out = Vec::with_capacity(calls.len());
-        for call in calls {
+        for (call, key) in calls.iter().zip(&keys) {
             let tool = JsString::from(call.tool.as_str());
             let record = match self.monitor.record_tool_call(
                 &tool,
-                &call.args,
+                key,
                 round,
                 &RecordOptions::default(),
             ) {
@@ -129,6 +134,19 @@ impl Engine {
             out.push(decision);
         }
         out
+    }
+
+    /// The call's key material: its tool's loop key fields, else all arguments.
+    fn identity(&self, call: &Call) -> Value {
+        let declaration = match self.loop_keys.get(&call.tool) {
+            Some(v) => LoopKey::Declared(v),
+            None => LoopKey::Absent,
+        };
+        match resolve_loop_key_material(declaration, &call.args) {
+            Ok(LoopKeyResolution::Key(key)) => key,
+            Ok(LoopKeyResolution::Fallback { key_material, .. }) => key_material,
+            _ => call.args.clone(),
+        }
     }
 
     fn decide(&mut self, verdict: Option<Verdict>) -> Decision {

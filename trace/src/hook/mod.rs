@@ -66,6 +66,21 @@ pub fn default_option() -> Value {
     recommended_doom_loop_option()
 }
 
+/// Warnings remembered per session (to print each once).
+const MAX_WARNED: usize = 32;
+
+/// The hook's `loopKeys`: a shell call is identified by its command (and
+/// where and how it runs), not by the `description` the model writes beside
+/// it, which it rewords while repeating the same command.
+pub fn default_loop_keys(agent: Agent) -> Object {
+    let fields = |names: &[&str]| Value::Array(names.iter().map(|n| Value::String(s(n))).collect());
+    let (tool, names): (&str, &[&str]) = match agent {
+        Agent::ClaudeCode => ("Bash", &["command", "run_in_background"]),
+        Agent::GeminiCli => ("run_shell_command", &["command", "dir_path", "is_background"]),
+    };
+    Object::from_entries(vec![(s(tool), fields(names))])
+}
+
 /// One call of the current round, as persisted.
 #[derive(Clone, Debug, PartialEq)]
 struct RoundCall {
@@ -93,6 +108,9 @@ struct HookState {
     round: Option<Round>,
     /// The stop verdict's message, once the session halted (until the next user turn).
     halted: Option<String>,
+    /// The detector's warnings already printed for this session (each is
+    /// printed once per session, not at every call).
+    warned: Vec<String>,
 }
 
 fn s(text: &str) -> JsString {
@@ -117,6 +135,7 @@ impl Default for HookState {
             base: Value::Null,
             round: None,
             halted: None,
+            warned: Vec::new(),
         }
     }
 }
@@ -153,6 +172,7 @@ impl HookState {
             ("agent", Value::String(s(agent.as_str()))),
             ("base", self.base.clone()),
             ("round", round),
+            ("warned", Value::Array(self.warned.iter().map(|w| Value::String(s(w))).collect())),
             (
                 "halted",
                 self.halted
@@ -204,6 +224,10 @@ impl HookState {
             base: object.get("base").cloned().unwrap_or(Value::Null),
             round,
             halted: string(object.get("halted")),
+            warned: match object.get("warned") {
+                Some(Value::Array(items)) => items.iter().filter_map(|w| string(Some(w))).take(MAX_WARNED).collect(),
+                _ => Vec::new(),
+            },
         })
     }
 }
@@ -212,11 +236,12 @@ impl HookState {
 /// calls (in order) and the engine after the results known so far.
 fn replay(
     option: &Value,
+    loop_keys: &Object,
     base: &Value,
     round: Option<&Round>,
     warnings: &mut Vec<String>,
 ) -> Result<(Engine, Vec<Decision>), String> {
-    let (mut engine, restore_warnings) = Engine::restore(option, base)?;
+    let (mut engine, restore_warnings) = Engine::restore(option, loop_keys, base)?;
     warnings.extend(restore_warnings);
     let Some(round) = round else {
         return Ok((engine, Vec::new()));
@@ -260,6 +285,7 @@ enum Reply {
 struct Context<'a> {
     agent: Agent,
     option: &'a Value,
+    loop_keys: Object,
     warnings: Vec<String>,
 }
 
@@ -267,8 +293,7 @@ impl Context<'_> {
     /// Folds the current round into `base` (a new round or a user turn begins).
     fn fold(&mut self, state: &mut HookState) -> Result<(), String> {
         if state.round.is_some() {
-            let (engine, _) = replay(
-                self.option,
+            let (engine, _) = replay(self.option, &self.loop_keys,
                 &state.base,
                 state.round.as_ref(),
                 &mut self.warnings,
@@ -339,8 +364,7 @@ impl Context<'_> {
                 round.calls.len() - 1
             }
         };
-        let (engine, decisions) = replay(
-            self.option,
+        let (engine, decisions) = replay(self.option, &self.loop_keys,
             &state.base,
             state.round.as_ref(),
             &mut self.warnings,
@@ -393,7 +417,7 @@ impl Context<'_> {
         call.failed = failed;
         if self.agent == Agent::ClaudeCode {
             // Guidance goes with PostToolBatch, once the whole message resolved.
-            let (engine, _) = replay(self.option, &state.base, state.round.as_ref(), &mut self.warnings)?;
+            let (engine, _) = replay(self.option, &self.loop_keys, &state.base, state.round.as_ref(), &mut self.warnings)?;
             if let Some(halt) = engine.halt() {
                 let message = halt.message.to_utf8_lossy().into_owned();
                 state.halted = Some(message.clone());
@@ -421,7 +445,7 @@ impl Context<'_> {
 
     /// After a result: the halt, or the round's guidance once.
     fn outcome(&mut self, state: &mut HookState) -> Result<Reply, String> {
-        let (mut engine, _) = replay(self.option, &state.base, state.round.as_ref(), &mut self.warnings)?;
+        let (mut engine, _) = replay(self.option, &self.loop_keys, &state.base, state.round.as_ref(), &mut self.warnings)?;
         if let Some(halt) = engine.halt() {
             let message = halt.message.to_utf8_lossy().into_owned();
             state.halted = Some(message.clone());
@@ -442,7 +466,7 @@ impl Context<'_> {
 
     fn user_turn(&mut self, state: &mut HookState) -> Result<Reply, String> {
         self.fold(state)?;
-        let (mut engine, _) = replay(self.option, &state.base, None, &mut self.warnings)?;
+        let (mut engine, _) = replay(self.option, &self.loop_keys, &state.base, None, &mut self.warnings)?;
         engine.on_user_turn();
         state.base = engine.state();
         state.halted = None;
@@ -569,6 +593,7 @@ pub fn step(agent: Agent, incoming: &Incoming, state: Option<&str>, option: &Val
     let mut context = Context {
         agent,
         option,
+        loop_keys: default_loop_keys(agent),
         warnings: Vec::new(),
     };
     let reply = match &incoming.event.kind {
@@ -588,9 +613,15 @@ pub fn step(agent: Agent, incoming: &Incoming, state: Option<&str>, option: &Val
             failed,
         } => context.after_tool(&mut state, id.as_deref(), tool, input, output, *failed),
     };
-    // The detector's own warnings (config, fingerprints) once each.
-    let mut seen = std::collections::HashSet::new();
-    warnings.extend(context.warnings.into_iter().filter(|w| seen.insert(w.clone())));
+    // The detector's own warnings (config, fingerprints) once per session.
+    for warning in context.warnings {
+        if !state.warned.contains(&warning) {
+            if state.warned.len() < MAX_WARNED {
+                state.warned.push(warning.clone());
+            }
+            warnings.push(warning);
+        }
+    }
     let reply = reply?;
     Ok(Step {
         stdout: render(agent, &incoming.name, &reply),
