@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/.tools/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 CORPUS ?= vectors/reference
 CARGO ?= cargo
 
-.PHONY: all tools test-tools build demo test test-rust test-js test-runtimes test-types test-docs test-wasm test-pkg test-bundlers test-features package-test conformance clippy bench bench-eval fuzz differential playground clean measure-recommended
+.PHONY: all tools test-tools build demo test test-rust test-js test-runtimes test-types test-docs test-wasm test-pkg test-bundlers test-hooks test-features package-test conformance clippy bench bench-eval fuzz differential playground clean measure-recommended
 
 all: build
 
@@ -33,6 +33,7 @@ demo: build
 test: test-tools build test-rust clippy
 	@$(MAKE) --no-print-directory conformance CORPUS="vectors/upstream-vectors.json vectors/reference"
 	@$(MAKE) --no-print-directory test-js
+	@$(MAKE) --no-print-directory test-hooks
 	@$(MAKE) --no-print-directory differential
 	@$(MAKE) --no-print-directory test-types
 	@$(MAKE) --no-print-directory test-docs
@@ -70,6 +71,14 @@ conformance:
 ## (headless Chromium) and the Worker example (workerd).
 test-js:
 	node --test --test-concurrency=1 tests/js/ tests/e2e/ tests/playground/ worker-example/test/
+
+## `doomloop hook` in front of the real coding agents (the pinned
+## @anthropic-ai/claude-code and @google/gemini-cli, their own tools in a
+## scratch dir, the model scripted on 127.0.0.1), then the hook process on
+## bad input, torn state, dead locks and install merges.
+test-hooks: tools
+	$(CARGO) build --quiet --release -p doom-loop-trace --bin doomloop
+	node --test --test-concurrency=1 tests/hooks/
 
 ## The package's types (tsc --strict; bundler, node16, nodenext): the reference's
 ## types both ways, the opt-in detectors', the adapter against @openrouter/agent@0.8.0;
@@ -110,6 +119,8 @@ test-bundlers: build
 bench: build
 	$(CARGO) bench --bench core
 	node --expose-gc benches/js/bench.mjs
+	$(CARGO) build --quiet --release -p doom-loop-trace --bin doomloop
+	node benches/hook.mjs
 
 ## The whole shared trajectory set evaluated under the reference defaults,
 ## timed natively (release) and through the package's wasm (median of five).

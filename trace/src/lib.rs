@@ -12,6 +12,7 @@
 pub mod cli;
 pub mod conformance;
 pub mod eval;
+pub mod hook;
 pub mod html;
 pub mod import;
 pub mod replay;

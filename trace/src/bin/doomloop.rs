@@ -18,6 +18,7 @@ use doom_loop::json::parse;
 use doom_loop::ladder::Action;
 use doom_loop_trace::cli::{self, OptionChoice};
 use doom_loop_trace::eval::Evaluation;
+use doom_loop_trace::hook::args::HookCommand;
 use doom_loop_trace::import::walk;
 
 /// The bundled example transcript: the default input of `replay`.
@@ -114,6 +115,11 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
     },
+    /// Guard a coding agent: the hook command Claude Code or Gemini CLI runs around every tool call, and its installer
+    Hook {
+        #[command(subcommand)]
+        command: HookCommand,
+    },
 }
 
 /// The rung at which `--fail-on` turns a run into a failure.
@@ -153,6 +159,13 @@ type Outcome = Result<(), Failure>;
 fn main() -> ExitCode {
     let matches = match Cli::command().try_get_matches_from(std::env::args_os()) {
         Ok(matches) => matches,
+        Err(error) if is_hook_run() && error.use_stderr() => {
+            // An agent reads a hook's exit status 2 as "block the call": a
+            // bad hook command line allows the call instead, with one line.
+            let first = error.render().to_string();
+            warn(&format!("doomloop hook: {}; allowing the call", first.lines().next().unwrap_or("bad arguments")));
+            return ExitCode::SUCCESS;
+        }
         Err(error) => return clap_exit(&error),
     };
     let cli = match Cli::from_arg_matches(&matches) {
@@ -174,6 +187,12 @@ fn main() -> ExitCode {
         }
         Err(Failure::Output(error)) => output_failed(&error),
     }
+}
+
+/// `doomloop hook claude-code|gemini-cli …`: a hook an agent runs.
+fn is_hook_run() -> bool {
+    let args: Vec<_> = std::env::args_os().skip(1).take(2).collect();
+    args.len() == 2 && args[0] == "hook" && (args[1] == "claude-code" || args[1] == "gemini-cli")
 }
 
 /// Help and version go to stdout (exit 0, or the output failure's
@@ -207,6 +226,10 @@ fn warn(line: &str) {
 
 fn run(command: Command, out: &mut impl Write) -> Outcome {
     match command {
+        Command::Hook { command } => {
+            doom_loop_trace::hook::args::main(command, &mut io::stdin().lock(), out, &mut io::stderr().lock())
+                .map_err(Failure::Input)
+        }
         Command::Conformance { paths } => conformance(&paths, out),
         Command::Fingerprint { tool, json } => {
             let text = argument_or_stdin(json)?;

@@ -1,0 +1,55 @@
+// One `doomloop hook claude-code` invocation — process start, state load,
+// the decision, state save — beside `true`, the baseline process, both
+// started the same way (spawnSync, the event on stdin). The difference is
+// what the hook adds to every tool call. The session's state is a realistic
+// one: 40 earlier rounds over 20 distinct calls, then PreToolUse and
+// PostToolBatch alternate (each PreToolUse starts a round, folding the last).
+//
+//   node benches/hook.mjs [ITERATIONS]     (default 300; needs target/release/doomloop)
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, statSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const doomloop = process.env.DOOMLOOP_BIN || join(root, 'target/release/doomloop');
+const n = Number(process.argv[2] || 300);
+const dir = mkdtempSync(join(tmpdir(), 'doomloop-hook-bench-'));
+const args = ['hook', 'claude-code', '--state-dir', dir];
+const session = 'bench';
+const pre = (i) => JSON.stringify({
+  session_id: session, transcript_path: '/nonexistent', cwd: '/tmp', hook_event_name: 'PreToolUse',
+  tool_name: 'Bash', tool_input: { command: `cat file-${i % 20}.txt`, description: 'read it' }, tool_use_id: `toolu_${i}`,
+});
+const batch = (i) => JSON.stringify({
+  session_id: session, hook_event_name: 'PostToolBatch',
+  tool_calls: [{ tool_name: 'Bash', tool_input: { command: `cat file-${i % 20}.txt` }, tool_use_id: `toolu_${i}`, tool_response: `contents of file ${i % 20}\n`.repeat(20) }],
+});
+const run = (cmd, argv, input) => {
+  const t = process.hrtime.bigint();
+  const r = spawnSync(cmd, argv, { input, stdio: ['pipe', 'ignore', 'pipe'] });
+  const ms = Number(process.hrtime.bigint() - t) / 1e6;
+  if (r.status !== 0 || (r.stderr && r.stderr.length)) throw new Error(`${cmd}: ${r.status} ${r.stderr}`);
+  return ms;
+};
+for (let i = 0; i < 40; i++) { run(doomloop, args, pre(i)); run(doomloop, args, batch(i)); }
+
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
+const hookPre = [], hookBatch = [], base = [];
+for (let i = 40; i < 40 + n; i++) {
+  base.push(run('true', [], pre(i)));
+  hookPre.push(run(doomloop, args, pre(i)));
+  hookBatch.push(run(doomloop, args, batch(i)));
+}
+const file = readdirSync(dir).find((f) => f.endsWith('.json'));
+const size = statSync(join(dir, file)).size;
+const b = median(base);
+const rows = [
+  ['true (baseline process)', b],
+  ['doomloop hook claude-code, PreToolUse', median(hookPre)],
+  ['doomloop hook claude-code, PostToolBatch', median(hookBatch)],
+];
+console.log(`hook invocation, median of ${n} (spawnSync, event on stdin)`);
+for (const [name, ms] of rows) console.log(`  ${name.padEnd(44)} ${ms.toFixed(2)} ms${ms === b ? '' : `   (+${(ms - b).toFixed(2)} ms)`}`);
+console.log(`  state file after ${40 + n} rounds: ${size} bytes`);

@@ -1,0 +1,125 @@
+// Running the real coding agents against the scripted model servers, with
+// `doomloop hook` installed the way `doomloop hook install` writes it.
+//
+// Claude Code: the pinned @anthropic-ai/claude-code's platform package ships
+// the `claude` binary (npm's optional dependency; no install script needed),
+// run as `claude -p` with ANTHROPIC_BASE_URL on 127.0.0.1, a dummy key, and
+// its nonessential traffic off. Gemini CLI: the pinned @google/gemini-cli's
+// bundle under this Node, `gemini -p` with GOOGLE_GEMINI_BASE_URL on
+// 127.0.0.1, the `gemini-api-key` auth type and a dummy key. Each run gets a
+// fresh HOME, scratch directory and state directory; nothing reaches past
+// the loopback interface.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, writeFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startAnthropicServer } from './anthropic-server.mjs';
+import { startGeminiServer } from './gemini-server.mjs';
+
+export const root = fileURLToPath(new URL('../..', import.meta.url));
+export const doomloop = process.env.DOOMLOOP_BIN || join(root, 'target/release/doomloop');
+const arch = process.arch === 'arm64' ? 'arm64' : 'x64';
+export const claudeBin = join(root, `node_modules/@anthropic-ai/claude-code-linux-${arch}/claude`);
+export const geminiJs = join(root, 'node_modules/@google/gemini-cli/bundle/gemini.js');
+
+/** A fresh HOME, scratch dir and state dir, with `files` written into the scratch dir. */
+export function sandbox(files = {}) {
+  const base = mkdtempSync(join(tmpdir(), 'doomloop-hook-'));
+  const dirs = { base, home: join(base, 'home'), scratch: join(base, 'scratch'), state: join(base, 'state') };
+  for (const d of [dirs.home, dirs.scratch]) mkdirSync(d, { recursive: true });
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dirs.scratch, name), text, { mode: 0o755 });
+  return dirs;
+}
+
+/** `doomloop hook install AGENT --print --command CMD` into a HOME: the settings the agents read. */
+export function install(agent, dirs, extraArgs = [], base = null) {
+  const command = `${doomloop} hook ${agent} --state-dir ${dirs.state} ${extraArgs.join(' ')}`.trim();
+  const settingsDir = join(dirs.home, agent === 'claude-code' ? '.claude' : '.gemini');
+  mkdirSync(settingsDir, { recursive: true });
+  if (base) writeFileSync(join(settingsDir, 'settings.json'), JSON.stringify(base));
+  const r = spawnSync(doomloop, ['hook', 'install', agent, '--user', '--command', command], {
+    env: { ...process.env, HOME: dirs.home }, encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`hook install failed: ${r.stderr}`);
+  return join(settingsDir, 'settings.json');
+}
+
+function collect(child) {
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => { stdout += d; });
+  child.stderr.on('data', (d) => { stderr += d; });
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+  });
+}
+
+/** `claude -p PROMPT` with the hook installed, answered by `script(body, turn, dirs)`. */
+export async function runClaude(script, { files, hookArgs = [], prompt = 'Do the task.' } = {}) {
+  const dirs = sandbox(files);
+  const settings = install('claude-code', dirs, hookArgs);
+  const server = await startAnthropicServer((body, turn) => script(body, turn, dirs));
+  try {
+    const child = spawn(claudeBin, ['-p', prompt, '--settings', settings, '--allowedTools', 'Bash,Read,Edit,Write', '--output-format', 'json'], {
+      cwd: dirs.scratch,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        PATH: process.env.PATH,
+        HOME: dirs.home,
+        ANTHROPIC_BASE_URL: server.url,
+        ANTHROPIC_API_KEY: 'sk-ant-scripted-test-key',
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        DISABLE_AUTOUPDATER: '1',
+      },
+    });
+    const run = await collect(child);
+    let result = null;
+    try { result = JSON.parse(run.stdout); } catch { result = null; }
+    return { ...run, result, server, dirs, requests: server.requests };
+  } finally {
+    await server.close();
+  }
+}
+
+/** `gemini -p PROMPT` with the hook installed, answered by `script(body, turn, dirs)`. */
+export async function runGemini(script, { files, hookArgs = [], prompt = 'Do the task.' } = {}) {
+  const dirs = sandbox(files);
+  install('gemini-cli', dirs, hookArgs, {
+    security: { auth: { selectedType: 'gemini-api-key' } },
+    // Gemini CLI's own repeated-call check (5 identical calls) is turned
+    // off so that these runs test the hook; docs/coding-agents.md says so.
+    model: { disableLoopDetection: true },
+    // Nothing but the scripted server to talk to: no telemetry, no update check.
+    privacy: { usageStatisticsEnabled: false },
+    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+  });
+  const server = await startGeminiServer((body, turn) => script(body, turn, dirs));
+  try {
+    const child = spawn(process.execPath, [geminiJs, '-p', prompt, '--approval-mode', 'yolo', '--output-format', 'json', '-m', 'gemini-2.5-flash'], {
+      cwd: dirs.scratch,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        PATH: process.env.PATH,
+        HOME: dirs.home,
+        GEMINI_API_KEY: 'scripted-test-key',
+        GOOGLE_GEMINI_BASE_URL: server.url,
+        GEMINI_CLI_NO_RELAUNCH: 'true',
+        GEMINI_CLI_TRUST_WORKSPACE: 'true',
+      },
+    });
+    const run = await collect(child);
+    let result = null;
+    try { result = JSON.parse(run.stdout); } catch { result = null; }
+    return { ...run, result, server, dirs, requests: server.requests };
+  } finally {
+    await server.close();
+  }
+}
+
+/** The state files a run left. */
+export function stateFiles(dirs) {
+  if (!existsSync(dirs.state)) return [];
+  return readdirSync(dirs.state).filter((f) => f.endsWith('.json')).map((f) => ({ name: f, state: JSON.parse(readFileSync(join(dirs.state, f), 'utf8')) }));
+}

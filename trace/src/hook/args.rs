@@ -1,0 +1,211 @@
+//! The `doomloop hook` command line (the native binary's subcommand).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+
+use super::event::Agent;
+use super::install::{self, Scope};
+use super::{run, HookOptions};
+
+/// `doomloop hook …`.
+#[derive(Subcommand, Debug)]
+pub enum HookCommand {
+    /// Answer one Claude Code hook event (JSON on stdin); Claude Code runs this
+    #[command(name = "claude-code")]
+    ClaudeCode(RunArgs),
+    /// Answer one Gemini CLI hook event (JSON on stdin); Gemini CLI runs this
+    #[command(name = "gemini-cli")]
+    GeminiCli(RunArgs),
+    /// Print or merge the settings entry that makes an agent run the hook
+    Install(InstallArgs),
+}
+
+/// How the hook runs.
+#[derive(Args, Debug, Clone, Default)]
+pub struct RunArgs {
+    /// Where the per-session state files live (default: $DOOMLOOP_STATE_DIR, else $XDG_STATE_HOME/doomloop, else ~/.local/state/doomloop)
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// The `doomLoop` option as JSON (default: RECOMMENDED_DOOM_LOOP_OPTION, {"outcomes":true})
+    #[arg(long = "option", value_name = "JSON", allow_hyphen_values = true)]
+    pub option: Option<String>,
+}
+
+/// The agent to install for.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum AgentName {
+    /// Claude Code
+    ClaudeCode,
+    /// Gemini CLI
+    GeminiCli,
+}
+
+/// `doomloop hook install`.
+#[derive(Args, Debug)]
+pub struct InstallArgs {
+    /// The agent
+    #[arg(value_enum)]
+    pub agent: AgentName,
+    /// The user's settings (~/.claude/settings.json, ~/.gemini/settings.json; the default)
+    #[arg(long, conflicts_with = "project")]
+    pub user: bool,
+    /// The project's settings (.claude/settings.json, .gemini/settings.json in the current directory)
+    #[arg(long)]
+    pub project: bool,
+    /// Print the merged settings instead of writing them
+    #[arg(long)]
+    pub print: bool,
+    /// The command the agent runs (default: this binary's path, then `hook AGENT` and the options below)
+    #[arg(long, value_name = "COMMAND")]
+    pub command: Option<String>,
+    #[command(flatten)]
+    /// Options written into the command
+    pub run: RunArgs,
+}
+
+fn quote(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@".contains(&b))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// The hook command written into the settings.
+pub fn hook_command(agent: Agent, program: &str, run: &RunArgs) -> String {
+    let mut words = vec![
+        quote(program),
+        "hook".to_string(),
+        agent.as_str().to_string(),
+    ];
+    if let Some(dir) = &run.state_dir {
+        words.push("--state-dir".into());
+        words.push(quote(&dir.display().to_string()));
+    }
+    if let Some(option) = &run.option {
+        words.push("--option".into());
+        words.push(quote(option));
+    }
+    words.join(" ")
+}
+
+/// Runs `doomloop hook …`. The hook itself always succeeds (an agent reads
+/// exit status 2 as "block"), whatever went wrong.
+///
+/// # Errors
+/// `install` could not read or write the settings (the message, for stderr).
+pub fn main(
+    command: HookCommand,
+    stdin: &mut impl std::io::Read,
+    out: &mut impl Write,
+    err: &mut impl Write,
+) -> Result<(), String> {
+    match command {
+        HookCommand::ClaudeCode(args) => hook(Agent::ClaudeCode, &args, stdin, out, err),
+        HookCommand::GeminiCli(args) => hook(Agent::GeminiCli, &args, stdin, out, err),
+        HookCommand::Install(args) => return install_main(&args, out),
+    }
+    Ok(())
+}
+
+fn hook(
+    agent: Agent,
+    args: &RunArgs,
+    stdin: &mut impl std::io::Read,
+    out: &mut impl Write,
+    err: &mut impl Write,
+) {
+    let mut warnings = Vec::new();
+    let option = match &args.option {
+        None => None,
+        Some(text) => match crate::cli::read_json(text, "--option") {
+            Ok(v) => Some(v),
+            Err(e) => {
+                warnings.push(format!("{e}; using the default option"));
+                None
+            }
+        },
+    };
+    let mut input = Vec::new();
+    let answer = match stdin.read_to_end(&mut input) {
+        Ok(_) => run(
+            agent,
+            &input,
+            &HookOptions {
+                state_dir: args.state_dir.clone(),
+                option,
+            },
+        ),
+        Err(e) => super::HookAnswer {
+            stdout: String::new(),
+            warnings: vec![format!("cannot read stdin: {e}; allowing the call")],
+        },
+    };
+    warnings.extend(answer.warnings);
+    let mut stdout = answer.stdout;
+    // Gemini CLI reads stderr as the answer when stdout is empty: say "allow".
+    if stdout.is_empty() && agent == Agent::GeminiCli {
+        stdout.push_str("{}\n");
+    }
+    for warning in warnings {
+        let _ = writeln!(err, "doomloop hook: {}", warning.replace('\n', " "));
+    }
+    let _ = out.write_all(stdout.as_bytes()).and_then(|()| out.flush());
+}
+
+fn install_main(args: &InstallArgs, out: &mut impl Write) -> Result<(), String> {
+    let agent = match args.agent {
+        AgentName::ClaudeCode => Agent::ClaudeCode,
+        AgentName::GeminiCli => Agent::GeminiCli,
+    };
+    if let Some(text) = &args.run.option {
+        crate::cli::read_json(text, "--option")?;
+    }
+    let command = match &args.command {
+        Some(command) => command.clone(),
+        None => {
+            let program = std::env::current_exe()
+                .map_err(|e| format!("cannot tell this binary's path ({e}); pass --command"))?;
+            hook_command(agent, &program.display().to_string(), &args.run)
+        }
+    };
+    let scope = if args.project {
+        Scope::Project
+    } else {
+        Scope::User
+    };
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot tell the current directory: {e}"))?;
+    let path = match (scope, &home) {
+        (Scope::User, None) => return Err("HOME is not set; use --project or --print".into()),
+        (_, home) => install::settings_path(
+            agent,
+            scope,
+            home.as_deref().unwrap_or(Path::new("/")),
+            &cwd,
+        ),
+    };
+    let existing = match std::fs::read_to_string(&path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let merged = install::merge(agent, existing.as_deref(), &command)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = install::pretty(&merged);
+    if args.print {
+        return out.write_all(text.as_bytes()).map_err(|e| e.to_string());
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    super::store::write(&path, &text)?;
+    writeln!(out, "{}: runs `{command}`", path.display()).map_err(|e| e.to_string())
+}

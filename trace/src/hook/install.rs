@@ -1,0 +1,192 @@
+//! `doomloop hook install AGENT`: the settings entry that makes the agent
+//! run the hook, printed or merged into the user's or the project's
+//! settings file without touching anything else in it.
+//!
+//! Claude Code: `~/.claude/settings.json` (`--user`, the default) or
+//! `.claude/settings.json` (`--project`), events `PreToolUse`,
+//! `PostToolUseFailure` (matcher `*`), `PostToolBatch` (every call of a
+//! message resolved: the round's end and its results) and `UserPromptSubmit`.
+//! Gemini CLI: `~/.gemini/settings.json` or `.gemini/settings.json`,
+//! events `BeforeTool`, `AfterTool` (matcher `*`), `BeforeModel` (where a
+//! model response, and so a round, begins) and `BeforeAgent`.
+//! Both read the same shape: `hooks.EVENT = [{matcher, hooks: [{type:
+//! "command", command}]}]`.
+
+use std::path::{Path, PathBuf};
+
+use doom_loop::json::{parse, write_json_string, Object, Value};
+use doom_loop::JsString;
+
+use super::event::Agent;
+
+/// Which settings file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The user's (all projects).
+    User,
+    /// The project's (the current directory's).
+    Project,
+}
+
+/// The events an agent's hook is registered for, and whether each takes a
+/// tool matcher.
+pub fn events(agent: Agent) -> &'static [(&'static str, bool)] {
+    match agent {
+        Agent::ClaudeCode => &[
+            ("PreToolUse", true),
+            ("PostToolUseFailure", true),
+            ("PostToolBatch", false),
+            ("UserPromptSubmit", false),
+        ],
+        Agent::GeminiCli => &[
+            ("BeforeTool", true),
+            ("AfterTool", true),
+            ("BeforeModel", false),
+            ("BeforeAgent", false),
+        ],
+    }
+}
+
+/// The settings file of `agent` in `scope` (`home`: the user's home; `cwd`: the project).
+pub fn settings_path(agent: Agent, scope: Scope, home: &Path, cwd: &Path) -> PathBuf {
+    let dir = match agent {
+        Agent::ClaudeCode => ".claude",
+        Agent::GeminiCli => ".gemini",
+    };
+    match scope {
+        Scope::User => home.join(dir).join("settings.json"),
+        Scope::Project => cwd.join(dir).join("settings.json"),
+    }
+}
+
+fn s(text: &str) -> JsString {
+    JsString::from(text)
+}
+
+fn entry(command: &str, matcher: bool) -> Value {
+    let hook = Value::Object(Object::from_entries(vec![
+        (s("type"), Value::String(s("command"))),
+        (s("command"), Value::String(s(command))),
+    ]));
+    let mut fields = Vec::new();
+    if matcher {
+        fields.push((s("matcher"), Value::String(s("*"))));
+    }
+    fields.push((s("hooks"), Value::Array(vec![hook])));
+    Value::Object(Object::from_entries(fields))
+}
+
+/// Whether a hook entry runs a `doomloop hook AGENT` command.
+fn is_ours(entry: &Value, agent: Agent) -> bool {
+    let needle = format!("hook {}", agent.as_str());
+    let Some(Value::Array(hooks)) = entry.as_object().and_then(|o| o.get("hooks")) else {
+        return false;
+    };
+    hooks.iter().any(|h| {
+        h.as_object()
+            .and_then(|o| o.get("command"))
+            .and_then(Value::as_js_string)
+            .is_some_and(|c| {
+                let c = c.to_utf8_lossy();
+                c.contains("doomloop") && c.contains(&needle)
+            })
+    })
+}
+
+/// Merges the hook into the settings `existing` (`None`: no file yet):
+/// every event gets one entry running `command`, replacing an earlier
+/// `doomloop hook AGENT` entry, keeping every other entry and setting.
+///
+/// # Errors
+/// The existing settings are not a JSON object (or `hooks` is not one).
+pub fn merge(agent: Agent, existing: Option<&str>, command: &str) -> Result<Value, String> {
+    let settings = match existing.map(str::trim) {
+        None | Some("") => Value::Object(Object::new()),
+        Some(text) => parse(text)
+            .map_err(|e| format!("the settings are not JSON ({e}); not changing them"))?,
+    };
+    let Value::Object(settings) = settings else {
+        return Err("the settings are not a JSON object; not changing them".into());
+    };
+    let mut hooks = match settings.get("hooks") {
+        None | Some(Value::Null) => Object::new(),
+        Some(Value::Object(hooks)) => hooks.clone(),
+        Some(_) => return Err("the settings' `hooks` is not an object; not changing them".into()),
+    };
+    for &(event, matcher) in events(agent) {
+        let mut entries = match hooks.get(event) {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(entries)) => entries.clone(),
+            Some(_) => {
+                return Err(format!(
+                    "the settings' `hooks.{event}` is not an array; not changing them"
+                ))
+            }
+        };
+        let new = entry(command, matcher);
+        match entries.iter().position(|e| is_ours(e, agent)) {
+            Some(i) => {
+                entries[i] = new;
+                let mut first = true;
+                entries.retain(|e| !is_ours(e, agent) || std::mem::replace(&mut first, false));
+            }
+            None => entries.push(new),
+        }
+        hooks.insert(s(event), Value::Array(entries));
+    }
+    let mut out: Vec<(JsString, Value)> = settings
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    match out.iter_mut().find(|(k, _)| *k == "hooks") {
+        Some(slot) => slot.1 = Value::Object(hooks),
+        None => out.push((s("hooks"), Value::Object(hooks))),
+    }
+    Ok(Value::Object(Object::from_entries(out)))
+}
+
+/// JSON with two-space indentation (settings files are read by people).
+pub fn pretty(value: &Value) -> String {
+    let mut out = String::new();
+    write_pretty(value, 0, &mut out);
+    out.push('\n');
+    out
+}
+
+fn write_pretty(value: &Value, depth: usize, out: &mut String) {
+    let indent = |out: &mut String, depth: usize| {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str("  ");
+        }
+    };
+    match value {
+        Value::Array(items) if !items.is_empty() => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                indent(out, depth + 1);
+                write_pretty(item, depth + 1, out);
+            }
+            indent(out, depth);
+            out.push(']');
+        }
+        Value::Object(object) if !object.is_empty() => {
+            out.push('{');
+            for (i, (key, item)) in object.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                indent(out, depth + 1);
+                write_json_string(key, out);
+                out.push_str(": ");
+                write_pretty(item, depth + 1, out);
+            }
+            indent(out, depth);
+            out.push('}');
+        }
+        other => out.push_str(&doom_loop::json::to_json(other)),
+    }
+}

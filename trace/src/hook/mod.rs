@@ -1,0 +1,657 @@
+//! `doomloop hook`: the detector in front of the coding agents people run
+//! every day, through the hook command each one runs before and after a
+//! tool call (docs/coding-agents.md has the install lines and limits).
+//!
+//! One invocation: read the event JSON from stdin, lock and load the
+//! session's state file, find the round the call belongs to, let the
+//! engine decide, save, answer in the agent's own hook output. It never
+//! fails the agent: any error of its own, or input it cannot read, allows
+//! the call and prints one line on stderr, with exit status 0.
+//!
+//! A round is one model response. Its calls reach the hook one process at
+//! a time (in parallel for parallel calls), so the state keeps the engine
+//! state from before the current round (`base`) and the round's calls so
+//! far; each event replays the round from `base` through the engine, and a
+//! call that arrives later (Claude Code starts a call as soon as its block
+//! has streamed) joins its round instead of starting a new one. Parallel
+//! identical calls of one message therefore count once. Where a round ends
+//! each agent says: Claude Code's `PostToolBatch` (every call of the message
+//! resolved, before the next model request), Gemini CLI's `BeforeModel`.
+
+pub mod args;
+pub mod event;
+pub mod install;
+pub mod store;
+
+mod engine;
+
+use std::path::PathBuf;
+
+use doom_loop::config::recommended_doom_loop_option;
+use doom_loop::json::{parse, to_json, write_json_string, Object, Value};
+use doom_loop::{canonicalize, JsString};
+
+pub use event::{parse_event, Agent, Event, Kind};
+
+use engine::{Call, Decision, Engine};
+
+/// The state file's format version; a file of another version starts over.
+pub const STATE_VERSION: f64 = 1.0;
+/// Calls per round at most; a later call starts the next round (the state
+/// stays bounded, whatever the agent sends).
+pub const MAX_ROUND_CALLS: usize = 256;
+
+/// How a hook runs.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HookOptions {
+    /// `--state-dir` (else the environment and the defaults of [`store::state_dir`]).
+    pub state_dir: Option<PathBuf>,
+    /// `--option JSON`: the `doomLoop` option (`None`: the recommended one).
+    pub option: Option<Value>,
+}
+
+/// What the hook prints.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HookAnswer {
+    /// For stdout: the agent's hook output JSON, or empty (allow).
+    pub stdout: String,
+    /// For stderr, one line each (prefixed `doomloop hook: `).
+    pub warnings: Vec<String>,
+}
+
+/// The option a hook runs when none is given: `RECOMMENDED_DOOM_LOOP_OPTION`
+/// (`{"outcomes":true}`) — coding agents page through files and re-run
+/// tests after edits, which the outcome-aware streaks tell from a loop.
+pub fn default_option() -> Value {
+    recommended_doom_loop_option()
+}
+
+/// Warnings remembered per session (to print each once).
+const MAX_WARNED: usize = 32;
+
+/// The hook's `loopKeys`: a shell call is identified by its command (and
+/// where and how it runs), not by the `description` the model writes beside
+/// it, which it rewords while repeating the same command.
+pub fn default_loop_keys(agent: Agent) -> Object {
+    let fields = |names: &[&str]| Value::Array(names.iter().map(|n| Value::String(s(n))).collect());
+    let (tool, names): (&str, &[&str]) = match agent {
+        Agent::ClaudeCode => ("Bash", &["command", "run_in_background"]),
+        Agent::GeminiCli => ("run_shell_command", &["command", "dir_path", "is_background"]),
+    };
+    Object::from_entries(vec![(s(tool), fields(names))])
+}
+
+/// One call of the current round, as persisted.
+#[derive(Clone, Debug, PartialEq)]
+struct RoundCall {
+    id: String,
+    tool: String,
+    input: Value,
+    output: Option<Value>,
+    failed: bool,
+    /// Refused by the hook: it will not run (and returns no result).
+    refused: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Round {
+    calls: Vec<RoundCall>,
+    /// The agent said the round is over (`PostToolBatch`, `BeforeModel`).
+    closed: bool,
+    /// Guidance of this round was delivered.
+    guided: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct HookState {
+    base: Value,
+    round: Option<Round>,
+    /// The stop verdict's message, once the session halted (until the next user turn).
+    halted: Option<String>,
+    /// The detector's warnings already printed for this session (each is
+    /// printed once per session, not at every call).
+    warned: Vec<String>,
+}
+
+fn s(text: &str) -> JsString {
+    JsString::from(text)
+}
+
+fn obj(entries: Vec<(&str, Value)>) -> Value {
+    Value::Object(Object::from_entries(
+        entries.into_iter().map(|(k, v)| (s(k), v)).collect(),
+    ))
+}
+
+fn string(value: Option<&Value>) -> Option<String> {
+    value
+        .and_then(Value::as_js_string)
+        .map(|v| v.to_utf8_lossy().into_owned())
+}
+
+impl Default for HookState {
+    fn default() -> Self {
+        HookState {
+            base: Value::Null,
+            round: None,
+            halted: None,
+            warned: Vec::new(),
+        }
+    }
+}
+
+impl HookState {
+    fn to_value(&self, agent: Agent) -> Value {
+        let round = self.round.as_ref().map_or(Value::Null, |r| {
+            obj(vec![
+                ("closed", Value::Bool(r.closed)),
+                ("guided", Value::Bool(r.guided)),
+                (
+                    "calls",
+                    Value::Array(
+                        r.calls
+                            .iter()
+                            .map(|c| {
+                                obj(vec![
+                                    ("id", Value::String(s(&c.id))),
+                                    ("tool", Value::String(s(&c.tool))),
+                                    ("input", c.input.clone()),
+                                    ("output", c.output.clone().unwrap_or(Value::Null)),
+                                    ("done", Value::Bool(c.output.is_some())),
+                                    ("failed", Value::Bool(c.failed)),
+                                    ("refused", Value::Bool(c.refused)),
+                                ])
+                            })
+                            .collect(),
+                    ),
+                ),
+            ])
+        });
+        obj(vec![
+            ("doomloopHook", Value::Number(STATE_VERSION)),
+            ("agent", Value::String(s(agent.as_str()))),
+            ("base", self.base.clone()),
+            ("round", round),
+            ("warned", Value::Array(self.warned.iter().map(|w| Value::String(s(w))).collect())),
+            (
+                "halted",
+                self.halted
+                    .as_deref()
+                    .map_or(Value::Null, |h| Value::String(s(h))),
+            ),
+        ])
+    }
+
+    /// The state in `text`; `Err` (start over) when it is not this version's.
+    fn from_text(text: &str, agent: Agent) -> Result<HookState, String> {
+        let value = parse(text).map_err(|e| format!("is not JSON ({e})"))?;
+        let object = value.as_object().ok_or("is not a JSON object")?;
+        match object.get("doomloopHook").and_then(Value::as_f64) {
+            Some(v) if v == STATE_VERSION => {}
+            Some(v) => return Err(format!("is of state version {v}, not {STATE_VERSION}")),
+            None => return Err("is not a doomloop hook state".into()),
+        }
+        if string(object.get("agent")).as_deref() != Some(agent.as_str()) {
+            return Err(format!("is not a {} state", agent.as_str()));
+        }
+        let round = object
+            .get("round")
+            .and_then(Value::as_object)
+            .map(|r| Round {
+                closed: matches!(r.get("closed"), Some(Value::Bool(true))),
+                guided: matches!(r.get("guided"), Some(Value::Bool(true))),
+                calls: match r.get("calls") {
+                    Some(Value::Array(calls)) => calls
+                        .iter()
+                        .filter_map(Value::as_object)
+                        .filter_map(|c| {
+                            Some(RoundCall {
+                                id: string(c.get("id"))?,
+                                tool: string(c.get("tool"))?,
+                                input: c.get("input").cloned().unwrap_or(Value::Null),
+                                output: matches!(c.get("done"), Some(Value::Bool(true)))
+                                    .then(|| c.get("output").cloned().unwrap_or(Value::Null)),
+                                failed: matches!(c.get("failed"), Some(Value::Bool(true))),
+                                refused: matches!(c.get("refused"), Some(Value::Bool(true))),
+                            })
+                        })
+                        .take(MAX_ROUND_CALLS)
+                        .collect(),
+                    _ => Vec::new(),
+                },
+            });
+        Ok(HookState {
+            base: object.get("base").cloned().unwrap_or(Value::Null),
+            round,
+            halted: string(object.get("halted")),
+            warned: match object.get("warned") {
+                Some(Value::Array(items)) => items.iter().filter_map(|w| string(Some(w))).take(MAX_WARNED).collect(),
+                _ => Vec::new(),
+            },
+        })
+    }
+}
+
+/// The engine run over `base` and `round`: its decisions for the round's
+/// calls (in order) and the engine after the results known so far.
+fn replay(
+    option: &Value,
+    loop_keys: &Object,
+    base: &Value,
+    round: Option<&Round>,
+    warnings: &mut Vec<String>,
+) -> Result<(Engine, Vec<Decision>), String> {
+    let (mut engine, restore_warnings) = Engine::restore(option, loop_keys, base)?;
+    warnings.extend(restore_warnings);
+    let Some(round) = round else {
+        return Ok((engine, Vec::new()));
+    };
+    let calls: Vec<Call> = round
+        .calls
+        .iter()
+        .map(|c| Call {
+            id: c.id.clone(),
+            tool: c.tool.clone(),
+            args: c.input.clone(),
+        })
+        .collect();
+    let decisions = engine.on_response(&calls, warnings);
+    for call in &round.calls {
+        if let Some(output) = &call.output {
+            engine.on_result(&call.id, output, call.failed, warnings);
+        }
+    }
+    Ok((engine, decisions))
+}
+
+/// The canonical form of a call's arguments (to match Gemini CLI's results
+/// to their calls, which carry no id).
+fn same_input(a: &Value, b: &Value) -> bool {
+    match (canonicalize(a), canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// What to answer.
+#[derive(Debug, PartialEq)]
+enum Reply {
+    Allow,
+    Refuse(String),
+    Halt(String),
+    Guide(String),
+}
+
+struct Context<'a> {
+    agent: Agent,
+    option: &'a Value,
+    loop_keys: Object,
+    warnings: Vec<String>,
+}
+
+impl Context<'_> {
+    /// Folds the current round into `base` (a new round or a user turn begins).
+    fn fold(&mut self, state: &mut HookState) -> Result<(), String> {
+        if state.round.is_some() {
+            let (engine, _) = replay(self.option, &self.loop_keys,
+                &state.base,
+                state.round.as_ref(),
+                &mut self.warnings,
+            )?;
+            state.base = engine.state();
+            state.round = None;
+        }
+        Ok(())
+    }
+
+    /// Whether a call joins the current round: the agent has not said it
+    /// ended. (An agent whose settings lack the round-end event would make
+    /// one round of every call: [`MAX_ROUND_CALLS`] bounds that.)
+    fn joins(state: &HookState) -> bool {
+        state
+            .round
+            .as_ref()
+            .is_some_and(|round| !round.closed && round.calls.len() < MAX_ROUND_CALLS)
+    }
+
+    /// The agent says the round is over.
+    fn close(state: &mut HookState) {
+        if let Some(round) = &mut state.round {
+            round.closed = true;
+        }
+    }
+
+    fn before_tool(
+        &mut self,
+        state: &mut HookState,
+        id: Option<&str>,
+        tool: &str,
+        input: &Value,
+    ) -> Result<Reply, String> {
+        if let Some(message) = &state.halted {
+            return Ok(Reply::Halt(message.clone()));
+        }
+        let id = match id {
+            Some(id) => id.to_string(),
+            None => format!("call-{}", state.round.as_ref().map_or(0, |r| r.calls.len())),
+        };
+        if !Self::joins(state) {
+            self.fold(state)?;
+            state.round = Some(Round::default());
+        }
+        let round = state.round.as_mut().ok_or("no round")?;
+        let index = match round
+            .calls
+            .iter()
+            .position(|c| c.id == id && self.agent == Agent::ClaudeCode)
+        {
+            Some(index) => index,
+            None if round.calls.len() >= MAX_ROUND_CALLS => {
+                self.warnings.push(format!(
+                    "a round of more than {MAX_ROUND_CALLS} calls: this one is not tracked"
+                ));
+                return Ok(Reply::Allow);
+            }
+            None => {
+                round.calls.push(RoundCall {
+                    id: id.clone(),
+                    tool: tool.to_string(),
+                    input: input.clone(),
+                    output: None,
+                    failed: false,
+                    refused: false,
+                });
+                round.calls.len() - 1
+            }
+        };
+        let (engine, decisions) = replay(self.option, &self.loop_keys,
+            &state.base,
+            state.round.as_ref(),
+            &mut self.warnings,
+        )?;
+        let reply = if let Some(halt) = engine.halt() {
+            let message = halt.message.to_utf8_lossy().into_owned();
+            state.halted = Some(message.clone());
+            Reply::Halt(message)
+        } else {
+            match decisions.get(index) {
+                Some(Decision {
+                    refuse: true,
+                    verdict: Some(v),
+                }) => Reply::Refuse(v.message.to_utf8_lossy().into_owned()),
+                _ => Reply::Allow,
+            }
+        };
+        if reply != Reply::Allow {
+            if let Some(call) = state.round.as_mut().and_then(|r| r.calls.get_mut(index)) {
+                call.refused = true;
+            }
+        }
+        Ok(reply)
+    }
+
+    fn after_tool(
+        &mut self,
+        state: &mut HookState,
+        id: Option<&str>,
+        tool: &str,
+        input: &Value,
+        output: &Value,
+        failed: bool,
+    ) -> Result<Reply, String> {
+        let Some(round) = state.round.as_mut() else {
+            return Ok(Reply::Allow);
+        };
+        let found = round.calls.iter_mut().find(|c| match id {
+            Some(id) => c.id == id,
+            None => c.output.is_none() && c.tool == tool && same_input(&c.input, input),
+        });
+        let Some(call) = found else {
+            return Ok(Reply::Allow);
+        };
+        if call.output.is_some() {
+            // The same result twice counts once.
+            return Ok(Reply::Allow);
+        }
+        call.output = Some(output.clone());
+        call.failed = failed;
+        if self.agent == Agent::ClaudeCode {
+            // Guidance goes with PostToolBatch, once the whole message resolved.
+            let (engine, _) = replay(self.option, &self.loop_keys, &state.base, state.round.as_ref(), &mut self.warnings)?;
+            if let Some(halt) = engine.halt() {
+                let message = halt.message.to_utf8_lossy().into_owned();
+                state.halted = Some(message.clone());
+                return Ok(Reply::Halt(message));
+            }
+            return Ok(Reply::Allow);
+        }
+        self.outcome(state)
+    }
+
+    /// Claude Code's `PostToolBatch`: the results of the calls not yet
+    /// recorded, then the round is over; guidance for the next request.
+    fn batch(&mut self, state: &mut HookState, results: &[(String, Value)]) -> Result<Reply, String> {
+        Self::close(state);
+        let Some(round) = state.round.as_mut() else {
+            return Ok(state.halted.clone().map_or(Reply::Allow, Reply::Halt));
+        };
+        for (id, output) in results {
+            if let Some(call) = round.calls.iter_mut().find(|c| c.id == *id && !c.refused && c.output.is_none()) {
+                call.output = Some(output.clone());
+            }
+        }
+        self.outcome(state)
+    }
+
+    /// After a result: the halt, or the round's guidance once.
+    fn outcome(&mut self, state: &mut HookState) -> Result<Reply, String> {
+        let (mut engine, _) = replay(self.option, &self.loop_keys, &state.base, state.round.as_ref(), &mut self.warnings)?;
+        if let Some(halt) = engine.halt() {
+            let message = halt.message.to_utf8_lossy().into_owned();
+            state.halted = Some(message.clone());
+            return Ok(Reply::Halt(message));
+        }
+        if let Some(message) = &state.halted {
+            return Ok(Reply::Halt(message.clone()));
+        }
+        let round = state.round.as_mut().ok_or("no round")?;
+        match engine.take_guidance() {
+            Some(guidance) if !round.guided => {
+                round.guided = true;
+                Ok(Reply::Guide(guidance))
+            }
+            _ => Ok(Reply::Allow),
+        }
+    }
+
+    fn user_turn(&mut self, state: &mut HookState) -> Result<Reply, String> {
+        self.fold(state)?;
+        let (mut engine, _) = replay(self.option, &self.loop_keys, &state.base, None, &mut self.warnings)?;
+        engine.on_user_turn();
+        state.base = engine.state();
+        state.halted = None;
+        Ok(Reply::Allow)
+    }
+}
+
+fn push_field(out: &mut String, key: &str, value: &str) {
+    write_json_string(&s(key), out);
+    out.push(':');
+    write_json_string(&s(value), out);
+}
+
+/// The agent's hook output for a reply (empty: allow, nothing to say).
+fn render(agent: Agent, event_name: &str, reply: &Reply) -> String {
+    let mut out = String::new();
+    match (agent, reply) {
+        (_, Reply::Allow) => return out,
+        (Agent::ClaudeCode, Reply::Refuse(message)) => {
+            out.push_str("{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",");
+            push_field(&mut out, "permissionDecisionReason", message);
+            out.push_str("}}");
+        }
+        (Agent::ClaudeCode, Reply::Halt(message)) => {
+            out.push_str("{\"continue\":false,");
+            push_field(&mut out, "stopReason", message);
+            if event_name == "PreToolUse" {
+                out.push_str(",\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",");
+                push_field(&mut out, "permissionDecisionReason", message);
+                out.push('}');
+            }
+            out.push('}');
+        }
+        (Agent::ClaudeCode, Reply::Guide(message)) => {
+            out.push_str("{\"hookSpecificOutput\":{");
+            push_field(&mut out, "hookEventName", event_name);
+            out.push(',');
+            push_field(&mut out, "additionalContext", message);
+            out.push_str("}}");
+        }
+        (Agent::GeminiCli, Reply::Refuse(message)) => {
+            out.push_str("{\"decision\":\"deny\",");
+            push_field(&mut out, "reason", message);
+            out.push('}');
+        }
+        (Agent::GeminiCli, Reply::Halt(message)) => {
+            out.push_str("{\"continue\":false,");
+            push_field(&mut out, "stopReason", message);
+            out.push(',');
+            push_field(&mut out, "reason", message);
+            out.push_str(",\"decision\":\"deny\"}");
+        }
+        (Agent::GeminiCli, Reply::Guide(message)) => {
+            out.push_str("{\"hookSpecificOutput\":{");
+            push_field(&mut out, "additionalContext", message);
+            out.push_str("}}");
+        }
+    }
+    out.push('\n');
+    out
+}
+
+/// Runs one hook invocation over the event bytes `input`. Never fails:
+/// errors become warnings and an allowing (empty) answer.
+pub fn run(agent: Agent, input: &[u8], options: &HookOptions) -> HookAnswer {
+    let mut warnings = Vec::new();
+    let stdout = match answer(agent, input, options, &mut warnings) {
+        Ok(stdout) => stdout,
+        Err(error) => {
+            warnings.push(format!("{error}; allowing the call"));
+            String::new()
+        }
+    };
+    HookAnswer { stdout, warnings }
+}
+
+/// One event read from the bytes an agent sent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Incoming {
+    /// The event.
+    pub event: Event,
+    /// Its `hook_event_name`, as sent.
+    pub name: String,
+}
+
+/// Reads the event bytes an agent sent.
+///
+/// # Errors
+/// Not UTF-8, not JSON, or not an event (a message naming the field).
+pub fn read_event(agent: Agent, input: &[u8]) -> Result<Incoming, String> {
+    let text = std::str::from_utf8(input).map_err(|_| "the event on stdin is not UTF-8".to_string())?;
+    let value = parse(text).map_err(|e| format!("the event on stdin is not JSON ({e})"))?;
+    let event = parse_event(agent, &value)?;
+    let name = string(value.as_object().and_then(|o| o.get("hook_event_name"))).unwrap_or_default();
+    Ok(Incoming { event, name })
+}
+
+/// What one event does to a session's state, without touching a file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    /// The agent's hook output (empty: allow).
+    pub stdout: String,
+    /// The state file's new text.
+    pub state: String,
+    /// Warnings, one line each.
+    pub warnings: Vec<String>,
+}
+
+/// Decides one event against a session's state file text (`None`: no file
+/// yet; text that is not a state of this version starts over, with a
+/// warning) under `option`.
+///
+/// # Errors
+/// The option is invalid (nothing was decided; the caller allows the call).
+pub fn step(agent: Agent, incoming: &Incoming, state: Option<&str>, option: &Value) -> Result<Step, String> {
+    let mut warnings = Vec::new();
+    let mut state = match state {
+        None => HookState::default(),
+        Some(text) => HookState::from_text(text, agent).unwrap_or_else(|why| {
+            warnings.push(format!("the state file {why}: starting this session's detection over"));
+            HookState::default()
+        }),
+    };
+    let mut context = Context {
+        agent,
+        option,
+        loop_keys: default_loop_keys(agent),
+        warnings: Vec::new(),
+    };
+    let reply = match &incoming.event.kind {
+        Kind::SessionStart | Kind::Other(_) => Ok(Reply::Allow),
+        Kind::UserTurn => context.user_turn(&mut state),
+        Kind::ModelRequest => {
+            Context::close(&mut state);
+            Ok(state.halted.clone().map_or(Reply::Allow, Reply::Halt))
+        }
+        Kind::Batch { results } => context.batch(&mut state, results),
+        Kind::BeforeTool { id, tool, input } => context.before_tool(&mut state, id.as_deref(), tool, input),
+        Kind::AfterTool {
+            id,
+            tool,
+            input,
+            output,
+            failed,
+        } => context.after_tool(&mut state, id.as_deref(), tool, input, output, *failed),
+    };
+    // The detector's own warnings (config, fingerprints) once per session.
+    for warning in context.warnings {
+        if !state.warned.contains(&warning) {
+            if state.warned.len() < MAX_WARNED {
+                state.warned.push(warning.clone());
+            }
+            warnings.push(warning);
+        }
+    }
+    let reply = reply?;
+    Ok(Step {
+        stdout: render(agent, &incoming.name, &reply),
+        state: to_json(&state.to_value(agent)),
+        warnings,
+    })
+}
+
+fn answer(agent: Agent, input: &[u8], options: &HookOptions, warnings: &mut Vec<String>) -> Result<String, String> {
+    let incoming = read_event(agent, input)?;
+    if let Kind::Other(other) = &incoming.event.kind {
+        // The installer registers none of these: a settings entry to fix.
+        warnings.push(format!("the {other} event is not one this hook answers; allowing"));
+        return Ok(String::new());
+    }
+    let default;
+    let option = match &options.option {
+        Some(option) => option,
+        None => {
+            default = default_option();
+            &default
+        }
+    };
+    let dir = store::state_dir(options.state_dir.as_deref())?;
+    store::ensure_dir(&dir)?;
+    let file = store::session_file(&dir, agent, &incoming.event.session_id);
+    let _lock = store::lock(&file)?;
+    let text = store::read(&file)?;
+    let step = step(agent, &incoming, text.as_deref(), option)?;
+    warnings.extend(step.warnings.into_iter().map(|w| w.replacen("the state file", &format!("{}", file.display()), 1)));
+    store::write(&file, &step.state)?;
+    Ok(step.stdout)
+}

@@ -1,0 +1,179 @@
+//! `doomloop hook`'s decisions, event by event, through the pure
+//! [`step`] (the processes, files and locks are tested in
+//! tests/hooks/state.test.mjs, the real agents in tests/hooks/*.test.mjs).
+
+use doom_loop::json::{parse, Value};
+use doom_loop_trace::hook::install::{merge, pretty};
+use doom_loop_trace::hook::{default_option, read_event, step, Agent};
+
+struct Session {
+    agent: Agent,
+    state: Option<String>,
+    option: Value,
+}
+
+impl Session {
+    fn new(agent: Agent) -> Self {
+        Session { agent, state: None, option: default_option() }
+    }
+
+    fn with_option(agent: Agent, option: &str) -> Self {
+        Session { agent, state: None, option: parse(option).unwrap() }
+    }
+
+    /// Sends one event; returns the answer (empty: allow).
+    fn send(&mut self, event: &str) -> String {
+        let incoming = read_event(self.agent, event.as_bytes()).unwrap();
+        let step = step(self.agent, &incoming, self.state.as_deref(), &self.option).unwrap();
+        assert!(step.warnings.is_empty(), "{:?}", step.warnings);
+        self.state = Some(step.state);
+        step.stdout
+    }
+}
+
+fn pre(id: &str, command: &str, description: &str) -> String {
+    format!(
+        r#"{{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{{"command":"{command}","description":"{description}"}},"tool_use_id":"{id}"}}"#
+    )
+}
+
+fn batch(ids: &[&str], output: &str) -> String {
+    let calls: Vec<String> = ids
+        .iter()
+        .map(|id| format!(r#"{{"tool_name":"Bash","tool_input":{{}},"tool_use_id":"{id}","tool_response":"{output}"}}"#))
+        .collect();
+    format!(r#"{{"session_id":"s","hook_event_name":"PostToolBatch","tool_calls":[{}]}}"#, calls.join(","))
+}
+
+fn decision(answer: &str) -> Option<String> {
+    let value = parse(answer.trim()).ok()?;
+    let specific = value.as_object()?.get("hookSpecificOutput")?.as_object()?;
+    Some(specific.get("permissionDecision")?.as_js_string()?.to_string())
+}
+
+#[test]
+fn claude_code_refuses_the_third_identical_call_and_halts_at_the_sixth() {
+    let mut session = Session::new(Agent::ClaudeCode);
+    let mut answers = Vec::new();
+    for i in 1..=6 {
+        let id = format!("t{i}");
+        answers.push(session.send(&pre(&id, "cat missing.txt", "show it")));
+        if i < 6 {
+            session.send(&batch(&[&id], "Exit code 1\\ncat: missing.txt: No such file or directory"));
+        }
+    }
+    assert_eq!(answers[0], "");
+    assert_eq!(answers[1], "");
+    for answer in &answers[2..5] {
+        assert_eq!(decision(answer).as_deref(), Some("deny"), "{answer}");
+    }
+    let halt = parse(answers[5].trim()).unwrap();
+    assert_eq!(halt.as_object().unwrap().get("continue"), Some(&Value::Bool(false)));
+    // Halted: the next call is refused too, until the user's next prompt.
+    assert!(session.send(&pre("t7", "ls", "list")).contains("\"continue\":false"));
+    session.send(r#"{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"try again"}"#);
+    assert_eq!(session.send(&pre("t8", "ls", "list")), "");
+}
+
+#[test]
+fn a_reworded_description_is_the_same_shell_command() {
+    let mut session = Session::new(Agent::ClaudeCode);
+    let mut last = String::new();
+    for i in 1..=3 {
+        let id = format!("t{i}");
+        last = session.send(&pre(&id, "npm test", &format!("run the tests, attempt {i}")));
+        session.send(&batch(&[&id], "1 failing"));
+    }
+    assert_eq!(decision(&last).as_deref(), Some("deny"));
+}
+
+#[test]
+fn parallel_identical_calls_of_one_message_count_once() {
+    let mut session = Session::new(Agent::ClaudeCode);
+    assert_eq!(session.send(&pre("a", "cat x", "d")), "");
+    assert_eq!(session.send(&pre("b", "cat x", "d")), "");
+    session.send(&batch(&["a", "b"], "no such file"));
+    assert_eq!(session.send(&pre("c", "cat x", "d")), "");
+    session.send(&batch(&["c"], "no such file"));
+    assert_eq!(decision(&session.send(&pre("d", "cat x", "d"))).as_deref(), Some("deny"));
+}
+
+#[test]
+fn a_changing_result_is_progress_under_the_default_option_and_a_loop_under_the_reference_defaults() {
+    for (option, refused) in [(None, false), (Some("true"), true)] {
+        let mut session = match option {
+            None => Session::new(Agent::ClaudeCode),
+            Some(o) => Session::with_option(Agent::ClaudeCode, o),
+        };
+        let mut any = false;
+        for i in 1..=8 {
+            let id = format!("t{i}");
+            any |= decision(&session.send(&pre(&id, "sh next-page.sh", "page"))).is_some();
+            session.send(&batch(&[&id], &format!("page {i}")));
+        }
+        assert_eq!(any, refused, "option {option:?}");
+    }
+}
+
+#[test]
+fn steer_guidance_goes_with_post_tool_batch_once() {
+    let mut session = Session::with_option(Agent::ClaudeCode, r#"{"ladder":{"observe":false,"steer":2,"block":false,"stop":false}}"#);
+    session.send(&pre("t1", "ls", "d"));
+    assert_eq!(session.send(&batch(&["t1"], "a")), "");
+    session.send(&pre("t2", "ls", "d"));
+    let answer = session.send(&batch(&["t2"], "a"));
+    let value = parse(answer.trim()).unwrap();
+    let specific = value.as_object().unwrap().get("hookSpecificOutput").unwrap().as_object().unwrap();
+    assert_eq!(specific.get("hookEventName").unwrap().as_js_string().unwrap(), "PostToolBatch");
+    assert!(specific.get("additionalContext").unwrap().as_js_string().unwrap().to_string().contains("Doom loop suspected"));
+}
+
+#[test]
+fn gemini_cli_rounds_end_at_before_model() {
+    let mut session = Session::new(Agent::GeminiCli);
+    let before = r#"{"session_id":"g","hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"cat x"}}"#;
+    let after = r#"{"session_id":"g","hook_event_name":"AfterTool","tool_name":"run_shell_command","tool_input":{"command":"cat x"},"tool_response":{"llmContent":"Output: no such file\nExit Code: 1\nProcess Group PGID: 41","returnDisplay":"no such file"}}"#;
+    let model = r#"{"session_id":"g","hook_event_name":"BeforeModel","llm_request":{"model":"m","messages":[]}}"#;
+    let mut answers = Vec::new();
+    // Round 1: two parallel identical calls; rounds 2 and 3: one each.
+    session.send(model);
+    for calls in [2, 1, 1] {
+        for _ in 0..calls {
+            answers.push(session.send(before));
+        }
+        for _ in 0..calls {
+            session.send(&after.replace("41", &answers.len().to_string()));
+        }
+        session.send(model);
+    }
+    assert_eq!(&answers[..3], &["", "", ""]);
+    assert!(answers[3].starts_with(r#"{"decision":"deny","reason":"Doom loop suspected"#), "{}", answers[3]);
+}
+
+#[test]
+fn install_merges_without_losing_the_users_hooks() {
+    let existing = r#"{"model":"opus","hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"audit"}]}]}}"#;
+    let once = merge(Agent::ClaudeCode, Some(existing), "doomloop hook claude-code").unwrap();
+    let twice = merge(Agent::ClaudeCode, Some(&pretty(&once)), "/opt/doomloop hook claude-code").unwrap();
+    let hooks = twice.as_object().unwrap().get("hooks").unwrap().as_object().unwrap();
+    let Some(Value::Array(pre)) = hooks.get("PreToolUse") else { panic!() };
+    assert_eq!(pre.len(), 2);
+    assert!(doom_loop::json::to_json(&pre[0]).contains("audit"));
+    assert!(doom_loop::json::to_json(&pre[1]).contains("/opt/doomloop hook claude-code"));
+    assert!(merge(Agent::ClaudeCode, Some("[1]"), "x").is_err());
+    assert!(merge(Agent::ClaudeCode, Some(r#"{"hooks":[]}"#), "x").is_err());
+}
+
+#[test]
+fn a_config_warning_is_printed_once_per_session() {
+    let option = parse(r#"{"ladder":{"observe":2,"steer":2}}"#).unwrap();
+    let mut state: Option<String> = None;
+    let mut counts = Vec::new();
+    for i in 1..=3 {
+        let incoming = read_event(Agent::ClaudeCode, pre(&format!("t{i}"), "ls", "d").as_bytes()).unwrap();
+        let step = step(Agent::ClaudeCode, &incoming, state.as_deref(), &option).unwrap();
+        counts.push(step.warnings.len());
+        state = Some(step.state);
+    }
+    assert_eq!(counts, [1, 0, 0]);
+}
