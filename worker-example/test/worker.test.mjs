@@ -130,12 +130,10 @@ async function counting(fn) {
   return { value, requests: srv.requests.slice(from) };
 }
 
-/** The conversation's BillingAgent, as `getAgentByName` names it. */
+/** The conversation's BillingAgent (already named by an earlier /chat through getAgentByName). */
 async function durableObject(conversationId) {
   const ns = await mf.getDurableObjectNamespace('BillingAgent');
-  const stub = ns.get(ns.idFromName(conversationId));
-  await stub.setName?.(conversationId);
-  return stub;
+  return ns.get(ns.idFromName(conversationId));
 }
 
 const actions = (verdicts) => verdicts.map((v) => `${v.action}@${v.streak}`);
