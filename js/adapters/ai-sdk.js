@@ -30,29 +30,12 @@ const WRAPPED = Symbol.for('doom-loop-wasm/ai-sdk/wrapped-model');
 
 const isRecord = (value) => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** Arguments as the engine takes them: parsed JSON, or the raw text when it does not parse. */
-function parseInput(input) {
-  if (typeof input !== 'string') return { args: input ?? {}, malformed: false };
-  if (input.trim() === '') return { args: {}, malformed: false };
-  try {
-    return { args: JSON.parse(input), malformed: false };
-  } catch {
-    return { args: input, malformed: true };
-  }
-}
-
 /** The `ai` major a model call was made by, from the SDK's user-agent suffix (`ai/6.0.1`). */
 function aiMajor(headers) {
   if (!isRecord(headers)) return undefined;
   const agent = headers['user-agent'] ?? headers['User-Agent'];
   const match = typeof agent === 'string' ? /(?:^|\s)ai\/(\d+)\./.exec(agent) : null;
   return match ? Number(match[1]) : undefined;
-}
-
-function thrownText(error) {
-  if (error instanceof Error) return error.message;
-  if (isRecord(error) && typeof error.message === 'string') return error.message;
-  return String(error);
 }
 
 /** Appends guidance to a system prompt of any of the SDK's shapes. */
@@ -118,7 +101,7 @@ class AiSdkDoomLoop {
   #onResponse(text, calls) {
     this.#guarded(() => {
       const out = this.#session.onResponse({ text: text === '' ? undefined : text, calls });
-      if (out?.halt) this.#halted = out.halt;
+      if (out?.halt) this.#halted = out.halt.verdict ?? out.halt;
     });
   }
 
@@ -128,8 +111,8 @@ class AiSdkDoomLoop {
     for (const part of Array.isArray(content) ? content : []) {
       if (part?.type === 'text' && typeof part.text === 'string') text += part.text;
       else if (part?.type === 'tool-call' && !part.providerExecuted) {
-        const { args, malformed } = parseInput(part.input);
-        calls.push({ id: part.toolCallId, toolName: part.toolName, args, ...(malformed && { malformed }) });
+        // The raw argument text: the engine parses it (malformed text is the call's identity).
+        calls.push({ id: part.toolCallId, toolName: part.toolName, args: part.input });
       }
     }
     this.#onResponse(text, calls);
@@ -191,14 +174,14 @@ class AiSdkDoomLoop {
 
   #decide(toolName, input, toolCallId) {
     return this.#guarded(() => {
-      let decision = typeof toolCallId === 'string' ? this.#session.decision(toolCallId) : undefined;
-      if (!decision) {
-        // The response was not seen (a model the adapter could not wrap): the call is its own round.
-        const out = this.#session.onResponse({ calls: [{ id: toolCallId ?? `call-${toolName}`, toolName, args: input ?? {} }] });
-        if (out?.halt) this.#halted = out.halt;
-        decision = out?.decisions?.[0];
-      }
-      return decision;
+      const decision = typeof toolCallId === 'string' ? this.#session.decision(toolCallId) : null;
+      if (decision) return decision;
+      // The response was not seen (a model the adapter could not wrap): the call is
+      // recorded alone, into the current round.
+      const lone = this.#session.onCall({ id: toolCallId ?? `call-${toolName}`, toolName, args: input ?? {} });
+      const halt = this.#session.haltVerdict();
+      if (halt) this.#halted = halt;
+      return lone;
     });
   }
 
@@ -222,10 +205,10 @@ class AiSdkDoomLoop {
           try {
             result = await execute.call(tool, input, options);
           } catch (error) {
-            this.#guarded(() => this.#session.onResult(id, { error: thrownText(error) }, { failed: true }));
+            this.#guarded(() => this.#session.onResult(id, undefined, { error, failed: true, toolName: name }));
             throw error;
           }
-          this.#guarded(() => this.#session.onResult(id, result, { failed: false }));
+          this.#guarded(() => this.#session.onResult(id, result, { toolName: name }));
           return result;
         },
       };

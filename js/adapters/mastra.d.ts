@@ -37,8 +37,8 @@ export declare class MastraDoomLoop {
    * `prepareStep`, `stopWhen` wrapped (the caller's kept). Every call is a new run.
    */
   options<T extends object>(executionOptions?: T): T & {
-    outputProcessors: unknown[];
-    hooks: object;
+    outputProcessors: any[];
+    hooks: any;
     prepareStep: (args: any) => Promise<any>;
     stopWhen: Array<(args: any) => boolean>;
   };

@@ -23,12 +23,6 @@ export const SUPPORTED_MASTRA_VERSIONS = '1.71.x (1.x with output processors\' p
 const isRecord = (value) => typeof value === 'object' && value !== null && !Array.isArray(value);
 const asArray = (value) => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
 
-function thrownText(error) {
-  if (error instanceof Error) return error.message;
-  if (isRecord(error) && typeof error.message === 'string') return error.message;
-  return String(error);
-}
-
 function versionError(what) {
   return new Error(
     `doom-loop-wasm/mastra supports @mastra/core ${SUPPORTED_MASTRA_VERSIONS}; this Mastra ${what}. ` +
@@ -80,7 +74,7 @@ class MastraDoomLoop {
         const text = typeof args?.text === 'string' && args.text !== '' ? args.text : undefined;
         this.#guarded(() => {
           const out = this.#session.onResponse({ text, calls });
-          if (out?.halt) this.#halted = out.halt;
+          if (out?.halt) this.#halted = out.halt.verdict ?? out.halt;
         });
         return args?.messageList ?? args?.messages;
       },
@@ -95,21 +89,23 @@ class MastraDoomLoop {
       beforeToolCall: async (context) => {
         const id = context?.context?.toolCallId;
         const decision = this.#guarded(() => {
-          let d = typeof id === 'string' ? this.#session.decision(id) : undefined;
-          if (!d) {
-            const out = this.#session.onResponse({ calls: [{ id: id ?? `call-${context?.toolName}`, toolName: context?.toolName, args: context?.input ?? {} }] });
-            if (out?.halt) this.#halted = out.halt;
-            d = out?.decisions?.[0];
-          }
-          return d;
+          const d = typeof id === 'string' ? this.#session.decision(id) : null;
+          if (d) return d;
+          // Not declared by processOutputStep: recorded alone, into the current round.
+          const lone = this.#session.onCall({ id: id ?? `call-${context?.toolName}`, toolName: context?.toolName, args: context?.input ?? {} });
+          const halt = this.#session.haltVerdict();
+          if (halt) this.#halted = halt;
+          return lone;
         });
         if (decision?.action === 'refuse') return { proceed: false, output: decision.message };
         return typeof user.beforeToolCall === 'function' ? user.beforeToolCall(context) : undefined;
       },
       afterToolCall: async (context) => {
         const id = context?.context?.toolCallId;
-        const failed = context?.error !== undefined;
-        this.#guarded(() => this.#session.onResult(id, failed ? { error: thrownText(context.error) } : context?.output, { failed }));
+        const threw = context?.error !== undefined;
+        this.#guarded(() =>
+          this.#session.onResult(id, threw ? undefined : context?.output, threw ? { error: context.error, failed: true, toolName: context?.toolName } : { toolName: context?.toolName }),
+        );
         if (typeof user.afterToolCall === 'function') return user.afterToolCall(context);
       },
     };
