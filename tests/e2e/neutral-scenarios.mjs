@@ -59,10 +59,10 @@ export function pagingAgent() {
 
 /**
  * The edit-then-test agent: `edit({path, patch})` then the identical
- * `run_tests({})`, whose failure counts go through `failing` — by default one
- * repeats an earlier failure (3) before the suite passes.
+ * `run_tests({})`, the same call after every edit, its failure count going
+ * down through `failing` until the suite passes.
  */
-export function editThenTestAgent(failing = [3, 2, 3, 1, 0]) {
+export function editThenTestAgent(failing = [5, 4, 3, 2, 1, 0]) {
   const executions = [];
   let runs = 0;
   const tools = [

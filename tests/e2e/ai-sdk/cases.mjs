@@ -137,14 +137,20 @@ export function defineAiSdkSuite({ label, ai, createOpenAICompatible, skip = fal
       assert.ok(guard.verdicts().every((v) => v.action === 'observe'), JSON.stringify(guard.verdicts()));
     });
 
-    test('edit-then-test agent (a repeated failure among them) completes under RECOMMENDED_DOOM_LOOP_OPTION', async () => {
+    test('edit-then-test agent: the reference defaults refuse the 3rd run_tests, RECOMMENDED_DOOM_LOOP_OPTION completes', async () => {
       const { createDoomLoop } = await adapter();
       const { RECOMMENDED_DOOM_LOOP_OPTION } = await main();
+      const ref = editThenTestAgent();
+      const refGuard = createDoomLoop({ doomLoop: true });
+      await run(ref, { guard: refGuard });
+      assert.deepEqual(ref.executions, ['fix 1', 'run_tests', 'fix 2', 'run_tests', 'fix 3', 'fix 4', 'fix 5', 'fix 6']);
+      assert.equal(refGuard.haltVerdict()?.streak, 6);
+
       const agent = editThenTestAgent();
       const guard = createDoomLoop({ doomLoop: RECOMMENDED_DOOM_LOOP_OPTION });
       const r = await run(agent, { guard, api: 'stream' });
       assert.equal(r.result.text, 'All tests pass.');
-      assert.equal(agent.executions.filter((e) => e === 'run_tests').length, 5);
+      assert.equal(agent.executions.filter((e) => e === 'run_tests').length, 6);
       assert.equal(guard.haltVerdict(), null);
     });
 
@@ -169,11 +175,11 @@ export function defineAiSdkSuite({ label, ai, createOpenAICompatible, skip = fal
       const { createDoomLoop } = await adapter();
       const scenario = billingScenario();
       const { value: r, warnings } = await captureWarnings(async () => {
-        const guard = createDoomLoop({ doomLoop: true, state: { tools: 'not a map', stopVerdict: 42 } });
+        const guard = createDoomLoop({ doomLoop: true, state: 'not a detector state' });
         const out = await run(scenario, { guard });
         return { ...out, guard };
       });
-      assert.ok(warnings.some((w) => w.includes('[DoomLoop]')), warnings.join('\n'));
+      assert.deepEqual(warnings, ['[DoomLoop] Ignoring invalid persisted doom-loop state']);
       assert.equal(scenario.executions.length, 2);
       assert.equal(r.requests, 6);
       assert.equal(r.guard.haltVerdict()?.streak, 6);
@@ -200,7 +206,7 @@ export function defineAiSdkSuite({ label, ai, createOpenAICompatible, skip = fal
       await assert.rejects(model.doGenerate({ headers: { 'user-agent': 'ai/5.0.44' }, prompt: [] }), /supports the AI SDK \(`ai`\) 6\.x, 7\.x; this run uses ai 5\.x/);
     });
 
-    test('steer and escalate: guidance in exactly one request, the escalation model for exactly one', async () => {
+    test('steer and escalate: each verdict text in exactly the next request, the escalation model for exactly one', async () => {
       const { createDoomLoop } = await adapter();
       const scenario = billingScenario();
       let provider;
@@ -209,12 +215,16 @@ export function defineAiSdkSuite({ label, ai, createOpenAICompatible, skip = fal
         resolveModel: (id) => provider(id),
       });
       const r = await run(scenario, { guard, onProvider: (p) => (provider = p) });
+      // steer@3 and escalate@4 each add their verdict text to exactly the next request.
       const systems = r.srv.requests.map((b) => b.messages[0].content);
       const steered = systems.map((s, i) => [s, i]).filter(([s]) => s !== scenario.instructions);
-      assert.equal(steered.length, 1, JSON.stringify(systems));
-      assert.ok(steered[0][0].startsWith(`${scenario.instructions}\n\n`));
+      assert.deepEqual(steered.map(([, i]) => i), [3, 4], JSON.stringify(systems));
+      const [steer, escalate] = guard.verdicts().filter((v) => v.action === 'steer' || v.action === 'escalate');
+      assert.equal(steered[0][0], `${scenario.instructions}\n\n${steer.message}`);
+      assert.ok(steered[1][0].startsWith(`${scenario.instructions}\n\n${escalate.message}`));
+      // The escalated request, and only it, runs on the escalation model.
       const models = r.srv.requests.map((b) => b.model);
-      assert.equal(models.filter((m) => m === 'strong-model').length, 1, JSON.stringify(models));
+      assert.deepEqual(models.map((m, i) => [m, i]).filter(([m]) => m === 'strong-model').map(([, i]) => i), [4], JSON.stringify(models));
       assert.equal(guard.haltVerdict()?.streak, 7);
     });
   });
