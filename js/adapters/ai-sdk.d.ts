@@ -6,7 +6,7 @@
  * @module
  */
 import type { LanguageModel } from 'ai';
-import type { DoomLoopOption, DoomLoopVerdict } from './index.js';
+import type { DoomLoopOption, DoomLoopVerdict } from 'doom-loop-wasm';
 
 /** The `ai` majors this adapter supports and is tested against: `'6.x, 7.x'`. */
 export declare const SUPPORTED_AI_SDK_VERSIONS: string;

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { AiSdkDoomLoop, AiSdkDoomLoopOptions } from './ai-sdk.js';
+import type { AiSdkDoomLoop, AiSdkDoomLoopOptions } from 'doom-loop-wasm/ai-sdk';
 
 /** The `agents` versions this adapter supports and is tested against. */
 export declare const SUPPORTED_AGENTS_VERSIONS: string;

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { DoomLoopOption, DoomLoopVerdict } from './index.js';
+import type { DoomLoopOption, DoomLoopVerdict } from 'doom-loop-wasm';
 
 /** The `@mastra/core` versions this adapter supports and is tested against. */
 export declare const SUPPORTED_MASTRA_VERSIONS: string;
@@ -28,6 +28,28 @@ export interface MastraDoomLoopOptions {
   resolveModel?: (id: string) => unknown;
 }
 
+/** What {@link MastraDoomLoop.options} sets on the execution options. */
+export interface MastraDoomLoopRunOptions {
+  /** The caller's output processors, then the detector's. */
+  outputProcessors: any[];
+  /** `beforeToolCall` (refuse) and `afterToolCall` (results), around the caller's own hooks. */
+  hooks: any;
+  /** Steer and escalate for one step, after the caller's `prepareStep`. */
+  prepareStep: (args: any) => Promise<any>;
+  /** The caller's stop conditions, plus "the engine halted". */
+  stopWhen: Array<(args: any) => boolean>;
+}
+
+/** The detector's output processor. */
+export interface MastraDoomLoopProcessor {
+  /** `'doom-loop'`. */
+  id: string;
+  /** `'doom-loop'`. */
+  name: string;
+  /** Declares the response's tool calls as one round, before any of them runs. */
+  processOutputStep(args: any): unknown;
+}
+
 /** The detector for one conversation: pass `guard.options(…)` to each run. */
 export declare class MastraDoomLoop {
   private constructor();
@@ -36,14 +58,9 @@ export declare class MastraDoomLoop {
    * the detector's output processor appended to `outputProcessors`, and `hooks`,
    * `prepareStep`, `stopWhen` wrapped (the caller's kept). Every call is a new run.
    */
-  options<T extends object>(executionOptions?: T): T & {
-    outputProcessors: any[];
-    hooks: any;
-    prepareStep: (args: any) => Promise<any>;
-    stopWhen: Array<(args: any) => boolean>;
-  };
+  options<T extends object>(executionOptions?: T): T & MastraDoomLoopRunOptions;
   /** The output processor alone (its `processOutputStep` declares each response's calls as a round). */
-  readonly processor: { id: string; name: string; processOutputStep(args: any): unknown };
+  readonly processor: MastraDoomLoopProcessor;
   /** The verdict that halted the current run, or `null`. */
   haltVerdict(): DoomLoopVerdict | null;
   /** Every verdict so far, in order. */
