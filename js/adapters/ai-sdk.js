@@ -26,6 +26,8 @@ import { DoomLoopSession } from 'doom-loop-wasm';
 /** The `ai` majors this adapter is tested against. */
 export const SUPPORTED_AI_SDK_VERSIONS = '6.x, 7.x';
 const SUPPORTED_MAJORS = new Set([6, 7]);
+/** The language model specification each supported `ai` major resolves models to. */
+const SPEC_MAJORS = Object.freeze({ __proto__: null, v3: 6, v4: 7 });
 const WRAPPED = Symbol.for('doom-loop-wasm/ai-sdk/wrapped-model');
 
 const isRecord = (value) => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -82,6 +84,19 @@ class AiSdkDoomLoop {
       console.warn('[DoomLoop] internal error in the AI SDK adapter; detection is off for the rest of this run, which continues:', error);
       return fallback;
     }
+  }
+
+  /** The SDK resolves every step's model to its own specification: v3 in ai 6, v4 in ai 7. */
+  #checkSpecification(model) {
+    if (this.#versionChecked || !isRecord(model)) return;
+    const spec = model.specificationVersion;
+    if (typeof spec !== 'string' || SPEC_MAJORS[spec] !== undefined) return;
+    this.#versionChecked = true;
+    const found = spec === 'v2' ? 'ai 5.x (language model specification v2)' : `an ai whose language models are specification ${spec}`;
+    throw new Error(
+      `doom-loop-wasm/ai-sdk supports the AI SDK (\`ai\`) ${SUPPORTED_AI_SDK_VERSIONS}; this run uses ${found}. ` +
+        'Install a supported version of `ai`, or use the detector directly (DoomLoopSession).',
+    );
   }
 
   #checkVersion(callOptions) {
@@ -226,6 +241,7 @@ class AiSdkDoomLoop {
   /** The `prepareStep` that wraps the step's model and applies steer / escalate. */
   prepareStep(userPrepareStep, baseSystem) {
     return async (args) => {
+      this.#checkSpecification(args?.model);
       const user = typeof userPrepareStep === 'function' ? await userPrepareStep(args) : undefined;
       const result = isRecord(user) ? { ...user } : {};
       if (args?.stepNumber === 0) {

@@ -204,6 +204,9 @@ export function defineAiSdkSuite({ label, ai, createOpenAICompatible, skip = fal
       const guard = createDoomLoop();
       const model = guard.wrapModel({ specificationVersion: 'v3', provider: 'p', modelId: 'm', doGenerate: async () => ({ content: [] }) });
       await assert.rejects(model.doGenerate({ headers: { 'user-agent': 'ai/5.0.44' }, prompt: [] }), /supports the AI SDK \(`ai`\) 6\.x, 7\.x; this run uses ai 5\.x/);
+      // Streaming calls carry no user agent: the step's model specification (ai 5 resolves to v2) is checked first.
+      const prepare = createDoomLoop().wrap({}).prepareStep;
+      await assert.rejects(prepare({ model: { specificationVersion: 'v2', doGenerate() {} }, stepNumber: 0, steps: [], messages: [] }), /6\.x, 7\.x; this run uses ai 5\.x \(language model specification v2\)/);
     });
 
     test('steer and escalate: each verdict text in exactly the next request, the escalation model for exactly one', async () => {
