@@ -20,9 +20,10 @@ const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
 const adapter = () => import(new URL('mastra.mjs', PKG));
 const main = () => import(new URL('node.mjs', PKG));
 
-async function run(scenario, { guard, maxSteps = 40, stream = false } = {}) {
+async function run(scenario, { guard, maxSteps = 40, stream = false, onProvider } = {}) {
   const srv = await startChatServer(scenario.model);
   const provider = createOpenAICompatible({ name: 'scripted', baseURL: srv.url, apiKey: 'test-key', includeUsage: true });
+  onProvider?.(provider);
   const tools = Object.fromEntries(
     scenario.tools.map((t) => [t.name, createTool({ id: t.name, description: t.description, inputSchema: t.schema, execute: async (input) => t.run(input) })]),
   );
@@ -129,6 +130,25 @@ describe('Mastra adapter (doom-loop-wasm/mastra, @mastra/core 1.71)', { skip }, 
     assert.equal(w2.filter((w) => w.includes('[DoomLoop]')).length, 1, w2.join('\n'));
     assert.equal(r2.requests, 8);
     assert.equal(s2.executions.length, 8);
+  });
+
+  test('steer and escalate: each verdict text in exactly the next request, the escalation model for exactly one', async () => {
+    const { createDoomLoop } = await adapter();
+    const scenario = billingScenario();
+    let provider;
+    const guard = createDoomLoop({
+      doomLoop: { ladder: { observe: 2, steer: 3, escalate: 4, block: 5, stop: 7 }, escalation: { model: 'strong-model' } },
+      resolveModel: (id) => provider(id),
+    });
+    const r = await run(scenario, { guard, onProvider: (p) => (provider = p) });
+    const [steer, escalate] = guard.verdicts().filter((v) => v.action === 'steer' || v.action === 'escalate');
+    const systemText = (body) => body.messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n');
+    const carrying = (text) => r.srv.requests.map((b, i) => [systemText(b), i]).filter(([m]) => m.includes(text)).map(([, i]) => i);
+    assert.deepEqual(carrying(steer.message), [3]);
+    assert.deepEqual(carrying(escalate.message), [4]);
+    const models = r.srv.requests.map((b) => b.model);
+    assert.deepEqual(models.map((m, i) => [m, i]).filter(([m]) => m === 'strong-model').map(([, i]) => i), [4], JSON.stringify(models));
+    assert.equal(guard.haltVerdict()?.streak, 7);
   });
 
   test('a Mastra without the hooks the adapter needs: a clear error naming the supported versions', async () => {
