@@ -19,7 +19,10 @@
 import { lower } from './lower.js';
 import { toolingCore } from './tooling.js';
 
-const encoder = new TextEncoder();
+// The session engine, on this entry's module (see session.js).
+export { DoomLoopSession } from './session.js';
+
+const replayEncoder = new TextEncoder();
 
 // Where the runtime has a native gunzip reachable synchronously (Node ≥
 // 20.16, Bun, Deno: `process.getBuiltinModule`), gzip is inflated there —
@@ -44,7 +47,7 @@ function inflated(bytes) {
 
 /** Bytes of a string or binary input; `undefined` for a parsed value. */
 function bytesOf(input) {
-  if (typeof input === 'string') return encoder.encode(input);
+  if (typeof input === 'string') return replayEncoder.encode(input);
   if (input instanceof Uint8Array) return inflated(input);
   if (input instanceof ArrayBuffer) return inflated(new Uint8Array(input));
   if (ArrayBuffer.isView(input)) return inflated(new Uint8Array(input.buffer, input.byteOffset, input.byteLength));

@@ -57,6 +57,7 @@
 pub mod detectors;
 pub mod error;
 pub mod parity;
+pub mod session;
 pub mod surface;
 pub mod value;
 
@@ -90,6 +91,12 @@ mod doc_pages {
     #[doc = include_str!("../docs/rust-serde.md")]
     mod rust_serde {}
 }
+
+/// The session engine's page (`docs/session.md`): its Rust examples run
+/// as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/session.md")]
+mod session_docs {}
 
 pub use canonical::{canonicalize, MAX_CANONICALIZE_DEPTH};
 pub use config::{

@@ -139,7 +139,7 @@ async function durableObject(conversationId) {
 const actions = (verdicts) => verdicts.map((v) => `${v.action}@${v.streak}`);
 
 before(async () => {
-  for (const file of ['workerd.mjs', 'doom_loop.js', 'doom_loop_bg.wasm', 'cloudflare-agents.mjs', 'ai-sdk.mjs']) {
+  for (const file of ['workerd.mjs', 'doom_loop.js', 'doom_loop_bg.wasm', 'session.js', 'cloudflare-agents.mjs', 'ai-sdk.mjs']) {
     assert.ok(existsSync(join(PKG, file)), `pkg/${file} is missing: run \`bash scripts/build-pkg.sh\` first`);
   }
   workDir = mkdtempSync(join(tmpdir(), 'doom-loop-worker-'));
