@@ -126,5 +126,20 @@ for (const dts of Object.values(types)) {
   writeFileSync(join(out, `${dts}.d.cts`), text.replace(relativeTypeImport, '$1.d.cts$2'));
 }
 
+// Framework adapters: js/adapters/<name>.js → <name>.mjs, with js/adapters/<name>.d.ts →
+// <name>.d.ts. ESM only; each imports the main entry by the package's own name (so it
+// runs on whichever per-runtime entry the runtime picks) and imports no framework SDK.
+// One row per adapter (the `exports` of js/package.json name the same files).
+const adapterEntries = [
+  'langchain',
+  'openai-agents',
+  'claude-agent-sdk',
+  'mcp',
+];
+for (const name of adapterEntries) {
+  writeFileSync(join(out, `${name}.mjs`), selfTypes(source(`adapters/${name}.js`), `${name}.d.ts`));
+  writeFileSync(join(out, `${name}.d.ts`), source(`adapters/${name}.d.ts`).replace(/(from\s+['"])\.\.\/index\.js(['"])/g, '$1./index.d.ts$2'));
+}
+
 const manifest = JSON.parse(readFileSync(join(root, 'js', 'package.json'), 'utf8'));
 writeFileSync(join(out, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
