@@ -17,14 +17,15 @@ import { BILLING_INVOICE_ID, MODEL_CALL_LIMIT, billingAgent, callsIssued, loadAd
 export async function billingRun(option) {
   const scenario = billingAgent();
   const middleware = [];
+  const verdicts = [];
   if (option !== undefined) {
     const { doomLoopMiddleware } = await loadAdapter();
-    middleware.push(doomLoopMiddleware({ doomLoop: option }));
+    middleware.push(doomLoopMiddleware({ doomLoop: option, onDetected: (v) => verdicts.push(v) }));
   }
   const { srv, result } = await runAgent(scenario, { middleware });
   const issued = callsIssued(srv);
-  const last = result.messages.at(-1);
-  const halted = option !== undefined && result.doomLoop != null && srv.requests.length < MODEL_CALL_LIMIT;
+  const stop = verdicts.findLast((v) => v.action === 'stop');
+  const halted = stop !== undefined && result.messages.at(-1)?.content === stop.message; // the middleware's jumpTo: 'end'
   return {
     callsIssued: issued,
     executed: scenario.executions.length,
@@ -32,7 +33,7 @@ export async function billingRun(option) {
     requests: srv.requests.length,
     inputTokens: srv.inputTokens(),
     endedBy: halted ? 'doom_loop' : 'model call limit',
-    because: halted ? String(last?.content ?? '').split('\n')[0] : `modelCallLimitMiddleware({ runLimit: ${MODEL_CALL_LIMIT} })`,
+    because: halted ? `stop verdict, streak ${stop.streak}` : `modelCallLimitMiddleware({ runLimit: ${MODEL_CALL_LIMIT} })`,
   };
 }
 
@@ -46,6 +47,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     ['model requests', plain.requests, guarded.requests],
     ['input tokens sent (server usage)', plain.inputTokens, guarded.inputTokens],
     ['how the run ended', plain.endedBy, guarded.endedBy],
+    ['  because', plain.because, guarded.because],
   ];
   const w0 = Math.max(...rows.map((r) => r[0].length));
   const fmt = (v) => (typeof v === 'number' ? v.toLocaleString('en-US') : String(v));
@@ -56,5 +58,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   console.log(line('', 'without detection', 'doomLoopMiddleware'));
   console.log(line('-'.repeat(w0), '-'.repeat(w1), '-'.repeat(w2)));
   for (const [label, a, b] of rows) console.log(line(label, fmt(a), fmt(b)));
-  console.log(`\nInput tokens saved: ${((1 - guarded.inputTokens / plain.inputTokens) * 100).toFixed(1)}%. Stopped because: ${guarded.because}`);
+  console.log(`\nInput tokens saved: ${((1 - guarded.inputTokens / plain.inputTokens) * 100).toFixed(1)}%.`);
 }
