@@ -107,7 +107,7 @@ export function install(exports) {
   for (const [name, value] of Object.entries(exports)) {
     if (typeof value !== 'function') {
       if (target !== exports) target[name] = value;
-    } else if (name === 'Monitor') {
+    } else if (name === 'Monitor' || name === 'Session') {
       target[name] = guardMonitor(value);
     } else if (name !== 'default' && name !== 'initSync') {
       target[name] = guard(value);

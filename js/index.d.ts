@@ -1027,3 +1027,169 @@ export type WithDoomLoop<T> = T & DoomLoopRunInfo;
 export declare function withDoomLoop<T extends object>(input: T, options?: WithDoomLoopOptions): WithDoomLoop<T>;
 
 //#endregion
+
+//#region Session engine (not in the reference)
+
+/**
+ * What a host can do. A rung the host cannot carry out is skipped — its
+ * verdicts fall through to weaker rungs — and constructing the session
+ * warns once, as resolving the option warns about a dead rung. Every
+ * capability defaults to `true`.
+ */
+export interface DoomLoopCapabilities {
+  /** The host can refuse a tool call (the `block` rung). */
+  refuse?: boolean;
+  /** The host can halt the run (the `stop` rung). */
+  stop?: boolean;
+  /** The host can add guidance to the next request (the `steer` rung). */
+  steer?: boolean;
+  /** The host can run the next request on another model (the `escalate` rung). */
+  escalate?: boolean;
+}
+
+/** Options of {@link DoomLoopSession}. */
+export interface DoomLoopSessionOptions {
+  /** The `doomLoop` option: `true` (default) for the reference defaults, a config, or `false` (detection off: every call runs). */
+  doomLoop?: DoomLoopOption;
+  /** Per-tool loop identity by tool name: a function `(args) => keyMaterial | null`, a field list, or `false` (exempt). */
+  loopKeys?: Record<string, unknown>;
+  /** Per-tool result identity by tool name (a function — sync or async —, a field list, or `false`): what outcome-aware streaks and the ledger compare. */
+  loopOutputKeys?: Record<string, unknown>;
+  /** A persisted {@link DoomLoopSession.getState} (or the reference's `doomLoop` blob) to resume; a corrupt one is dropped with the reference's warning. */
+  state?: unknown;
+  /** What the host can do (default: everything). */
+  capabilities?: DoomLoopCapabilities;
+  /** Called for every verdict, in order (observation only; a throw is logged and ignored). */
+  onDetected?: (verdict: DoomLoopVerdict) => void;
+}
+
+/** One tool call of a response, as a host passes it to {@link DoomLoopSession.onResponse}. */
+export interface DoomLoopSessionCall {
+  /** The host's id of the call; results and {@link DoomLoopSession.decision} name it. */
+  id: string;
+  /** The tool. */
+  toolName: string;
+  /** The parsed arguments, or their raw text (parsed here; text that is not JSON is a malformed call, identified by the text). */
+  args?: unknown;
+  /** Set `true` when `args` is raw text that did not parse (default: decided here for string `args`). */
+  malformed?: boolean;
+}
+
+/** The decision for one call. */
+export interface DoomLoopDecision {
+  /** The call's id. */
+  id: string;
+  /** The tool. */
+  toolName: string;
+  /** `run` it, or `refuse` it (the model reads {@link message} instead of a result). */
+  action: 'run' | 'refuse';
+  /** What the model reads when the call is refused (the verdict's text, or the halt's); `null` when it runs. */
+  message: string | null;
+  /** The verdict behind the decision, if a rung was reached (an in-round duplicate carries its first call's). */
+  verdict: DoomLoopVerdict | null;
+  /** The call's fingerprint; `null` when exempt, unhashable, or halted before recording. */
+  fingerprint: string | null;
+  /** The effective streak the call was scored with. */
+  streak: number;
+  /** An identical call came earlier in the same response: this one shares its decision and counts once. */
+  duplicateInRound: boolean;
+  /** The call is not monitored (`loopKey: false`, a `null` loop key, or unhashable). */
+  exempt: boolean;
+  /** The arguments were not JSON: the raw text identified the call. */
+  malformed: boolean;
+}
+
+/** What {@link DoomLoopSession.onResponse} returns. */
+export interface DoomLoopRound {
+  /** The round the calls were recorded in (`0`: none opened — no calls, or the run is halted). */
+  round: number;
+  /** The verdict on the response's text, if any. */
+  textVerdict: DoomLoopVerdict | null;
+  /** One decision per call, in order. */
+  decisions: DoomLoopDecision[];
+  /** Set once the run is halted: the verdict and its text. */
+  halt: { /** The verdict that halted the run. */ verdict: DoomLoopVerdict; /** Its text. */ message: string } | null;
+}
+
+/** What the next model request must carry ({@link DoomLoopSession.nextRequest}). */
+export interface DoomLoopRequestPatch {
+  /** Steer guidance to append to the request's instructions; `null` when none. */
+  guidance: string | null;
+  /** The escalation model to run the request on (`escalation.model`); `null`: the usual model. */
+  model: unknown;
+}
+
+/**
+ * The session engine: one agent run mapped onto the detector — a response's
+ * calls become one round (parallel duplicates count once), each call gets a
+ * decision, results feed outcome-aware streaks, steer and escalate shape the
+ * next request, a stop halts the run, and the state persists and resumes.
+ * Every decision is made in the Rust core (the same engine
+ * `replayTranscript` and `doomloop eval` run). Detection never fails the
+ * agent: an internal error turns the session observe-only with one warning.
+ *
+ * @example
+ * const session = new DoomLoopSession({ doomLoop: RECOMMENDED_DOOM_LOOP_OPTION });
+ * const { decisions, halt } = session.onResponse({ text, calls: [{ id: 'c1', toolName: 'search', args: { q } }] });
+ * for (const d of decisions) if (d.action === 'refuse') reply(d.id, d.message);
+ */
+export declare class DoomLoopSession {
+  /** A session for a fresh run, or resuming `options.state`. Throws only for an invalid `doomLoop` option (the reference's `TypeError`). */
+  constructor(options?: DoomLoopSessionOptions);
+  /** The resolved config (`null` when detection is off). */
+  readonly config: ResolvedDoomLoopConfig | null;
+  /** The current round number (0 before the first). */
+  readonly round: number;
+  /** `false` when detection is off or an internal error made the session observe-only. */
+  readonly active: boolean;
+  /** A model response: its text is checked, then its calls are recorded as one round and decided. */
+  onResponse(response: { /** The assistant text. */ text?: string | null; /** The tool calls, in order. */ calls?: DoomLoopSessionCall[] }): DoomLoopRound;
+  /** One call seen alone (a per-call hook), recorded into the current round (a new one after {@link endRound}). */
+  onCall(call: DoomLoopSessionCall): DoomLoopDecision;
+  /** Closes the current round. */
+  endRound(): void;
+  /** A response's text alone; its verdict or `null`. */
+  onText(text: string): DoomLoopVerdict | null;
+  /** A server-side tool's record (never refused); its verdict or `null`. */
+  onServerTool(toolName: string, identity: unknown): DoomLoopVerdict | null;
+  /**
+   * A call's result (what the tool returned; pass `{ error }` when it threw). Its identity is the tool's
+   * loopOutputKey; `failed` defaults to "threw, or returned an object with an `error`". A result for a
+   * refused, unknown or already answered call is ignored. An async loopOutputKey is awaited (a Promise is returned).
+   */
+  onResult(
+    id: string,
+    result: unknown,
+    options?: { /** The call failed (default: see above). */ failed?: boolean; /** What the tool threw. */ error?: unknown; /** The tool (default: the session's record of the call). */ toolName?: string },
+  ): DoomLoopVerdict | null | Promise<DoomLoopVerdict | null>;
+  /** One model response's spend (tokens or cost) for the opt-in budget guard; its verdict or `null`. */
+  onSpend(amount: number): DoomLoopVerdict | null;
+  /** A new user message: lifts a halt (the evidence stays) and restarts the text streak. */
+  onUserTurn(): void;
+  /** Re-arms the halt of the restored state (a resume that only answers pending approvals). */
+  resumeHalt(): void;
+  /** Resumes a persisted state in place (a host that loads it after building the session); fails open like `options.state`. */
+  restore(state: unknown): void;
+  /** What the model reads for a call not executed because the run is halted; `null` when it is not. */
+  haltText(): string | null;
+  /** Would these calls, as the next round, halt the run? The session is unchanged. */
+  wouldHalt(calls: DoomLoopSessionCall[]): boolean;
+  /** The queued steer guidance (joined by newlines), consumed; `null` when none. */
+  takeGuidance(): string | null;
+  /** Takes a pending escalation: `true` when the next request must run on the escalation model (`apply: false` drops it unspent). */
+  takeEscalation(apply?: boolean): boolean;
+  /** What the next request carries, consumed once. */
+  nextRequest(): DoomLoopRequestPatch;
+  /** The decision for a call of the current round, by id; `null` when unknown. */
+  decision(id: string): DoomLoopDecision | null;
+  /** The verdict that halted the run; `null` otherwise. */
+  haltVerdict(): DoomLoopVerdict | null;
+  /** Every verdict so far, in order. */
+  verdicts(): DoomLoopVerdict[];
+  /** The state to persist: the reference's `doomLoop` shape, plus the session's round and calls awaiting results under `session`. */
+  getState(): DoomLoopSerializedState;
+  /** Releases the session's wasm memory now (idempotent). */
+  free(): void;
+}
+
+//#endregion

@@ -19,6 +19,9 @@
 import { lower } from './lower.js';
 import { toolingCore } from './tooling.js';
 
+// The session engine, on this entry's module (see session.js).
+export { DoomLoopSession } from './session.js';
+
 const encoder = new TextEncoder();
 
 // Where the runtime has a native gunzip reachable synchronously (Node ≥

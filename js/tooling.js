@@ -39,3 +39,8 @@ export function replayFromMainEntry(...args) {
   if (api === undefined) throw notLoaded('replayTranscript');
   return api.replayTranscript(...args);
 }
+
+/** The full module's exports once a replay entry has installed them (the session engine's fallback). */
+export function toolingGlue() {
+  return glue;
+}

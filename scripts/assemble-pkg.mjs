@@ -11,7 +11,8 @@
 //   doom_loop_bg.wasm, doom_loop_node.cjs, doom_loop_full.js,
 //   doom_loop_full_bg.wasm, doom_loop_full_node.cjs.
 import { readFileSync, writeFileSync, copyFileSync, existsSync } from 'node:fs';
-import { join, dirname } from 'node:path';
+import { join, dirname, posix } from 'node:path';
+import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -23,13 +24,17 @@ for (const file of ['cli.mjs', 'conformance.mjs', 'README.md']) copyFileSync(js(
 copyFileSync(join(root, 'examples', 'billing-agent.json'), join(out, 'billing-agent.json'));
 for (const file of ['LICENSE-MIT', 'LICENSE-APACHE', 'CHANGELOG.md']) copyFileSync(join(root, file), join(out, file));
 
+/** A relative import of a shim file (the file's own directory or a parent). */
+const SHIM_IMPORT = /^(?:import|export) [^;]*? from '(\.{1,2}\/[\w/-]+\.js)';/gm;
+
 /** The shim files `file` imports (`./x.js`), transitively, dependencies first, then `file`. */
 function closure(files, seen = new Set()) {
   const order = [];
   for (const file of files) {
     if (seen.has(file)) continue;
     seen.add(file);
-    const deps = [...source(file).matchAll(/^(?:import|export) [^;]*? from '\.\/([\w-]+\.js)';/gm)].map((m) => m[1]);
+    // Relative imports (`./x.js`, `../x.js` from js/adapters/), as paths under js/.
+    const deps = [...source(file).matchAll(SHIM_IMPORT)].map((m) => posix.normalize(posix.join(posix.dirname(file), m[1])));
     order.push(...closure(deps, seen), file);
   }
   return order;
@@ -40,7 +45,7 @@ function exportsOf(file) {
   const text = source(file);
   const names = [...text.matchAll(/^export (?:async function|function|class|const|let) (\w+)/gm)].map((m) => m[1]);
   // `export { a, b };` and re-exports `export { a, b } from './x.js';` (no renaming).
-  for (const [, list] of text.matchAll(/^export \{([^}]*)\}(?: from '\.\/[\w-]+\.js')?;/gm)) {
+  for (const [, list] of text.matchAll(/^export \{([^}]*)\}(?: from '\.{1,2}\/[\w/-]+\.js')?;/gm)) {
     names.push(...list.split(',').map((n) => n.trim()).filter(Boolean));
   }
   return [...new Set(names)];
@@ -50,27 +55,30 @@ function exportsOf(file) {
 function commonJs(files, names) {
   const bodies = files.map((file) => {
     const text = source(file);
-    if (/^import (?![^;]* from '\.\/[\w-]+\.js';)/m.test(text) || /^export \{[^}]* as /m.test(text) || /^export \* /m.test(text)) {
+    if (/^import (?![^;]* from '\.{1,2}\/[\w/-]+\.js';)/m.test(text) || /^export \{[^}]* as /m.test(text) || /^export \* /m.test(text)) {
       throw new Error(`js/${file}: the CommonJS derivation only handles imports of the shim's own files ('./x.js') and exports without renaming`);
     }
     return text
       .replace(/^import [^;]+;\n/gm, '')
-      .replace(/^export \{[^}]*\}(?: from '\.\/[\w-]+\.js')?;\n/gm, '')
+      .replace(/^export \{[^}]*\}(?: from '\.{1,2}\/[\w/-]+\.js')?;\n/gm, '')
       .replace(/^export (async function|function|class|const|let) /gm, '$1 ');
   });
   return `'use strict';\n${bodies.join('\n')}\nmodule.exports = { ${names.join(', ')} };\n`;
 }
 
 // The ESM shim, as it is.
-const detectorShim = closure(['api.js', 'adapter.js']);
+const detectorShim = closure(['api.js', 'session.js', 'adapters/openrouter.js']);
 const toolingShim = closure(['replay.js']);
-for (const file of new Set([...detectorShim, ...toolingShim])) copyFileSync(js(file), join(out, file));
+for (const file of new Set([...detectorShim, ...toolingShim])) {
+  mkdirSync(dirname(join(out, file)), { recursive: true });
+  copyFileSync(js(file), join(out, file));
+}
 
 // What each entry exports (every entry adds `init`); the CommonJS modules
 // also hand their entry what it installs with, which the entry keeps.
-const mainNames = [...new Set([...exportsOf('api.js'), ...exportsOf('adapter.js'), 'replayTranscript', 'init'])];
+const mainNames = [...new Set([...exportsOf('api.js'), ...exportsOf('session.js'), ...exportsOf('adapters/openrouter.js'), 'replayTranscript', 'init'])];
 const replayNames = [...new Set([...exportsOf('replay.js'), 'init'])];
-writeFileSync(join(out, 'api.cjs'), commonJs(detectorShim, [...exportsOf('api.js'), ...exportsOf('adapter.js'), 'install']));
+writeFileSync(join(out, 'api.cjs'), commonJs(detectorShim, [...exportsOf('api.js'), ...exportsOf('session.js'), ...exportsOf('adapters/openrouter.js'), 'install']));
 writeFileSync(join(out, 'replay.cjs'), commonJs(toolingShim, [...exportsOf('replay.js'), 'installTooling']));
 
 const entries = ['node.cjs', 'browser.mjs', 'workerd.mjs', 'inline.mjs', 'replay-node.cjs', 'replay-browser.mjs', 'replay-workerd.mjs'];

@@ -66,6 +66,7 @@ pub mod ladder;
 pub mod loop_key;
 pub mod monitor;
 pub mod outcome;
+pub mod session;
 pub mod state;
 pub mod text;
 

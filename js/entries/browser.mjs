@@ -15,6 +15,7 @@ export function init(input) {
 }
 
 export * from './api.js';
-export * from './adapter.js';
+export { DoomLoopSession } from './session.js';
+export * from './adapters/openrouter.js';
 // Works once `doom-loop-wasm/replay` is initialised; a clear error otherwise.
 export { replayFromMainEntry as replayTranscript } from './tooling.js';

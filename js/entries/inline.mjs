@@ -20,7 +20,8 @@ glue.initSync({ module: decode(base64) });
 install(glue);
 
 export * from './api.js';
-export * from './adapter.js';
+export { DoomLoopSession } from './session.js';
+export * from './adapters/openrouter.js';
 // Works once `doom-loop-wasm/replay` is initialised; a clear error otherwise.
 export { replayFromMainEntry as replayTranscript } from './tooling.js';
 export async function init() {}

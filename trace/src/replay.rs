@@ -1,16 +1,20 @@
 //! Replaying a recorded agent transcript through the detector.
 //!
 //! A transcript is what an agent run leaves behind: per model turn, the
-//! assistant's text and the tool calls it made. Replaying it drives a
-//! [`DoomLoopMonitor`] the way the reference engine does — text recorded
-//! when the response arrives, the round's calls declared as one set, each
-//! call recorded with its `loopKey` identity (absent → full arguments,
-//! malformed JSON → the raw text, an unhashable identity → full arguments →
-//! skipped), in-round duplicates sharing the first call's decision, and the
-//! run halting at the first `stop` — and reports a timeline: per round, each
-//! call's fingerprint, round-set and effective streaks, the rung reached and
-//! the verdict text. The CLI (`doomloop replay`), the npm package's CLI and
-//! the playground all render this one timeline, so they cannot disagree.
+//! assistant's text and the tool calls it made (with their results, where
+//! recorded). Replaying it runs the session engine
+//! ([`doom_loop::session::Session`]) — the same one every adapter runs, so
+//! what a replay (and `doomloop eval`) reports is what an agent would have
+//! got: the text checked when the response arrives, the round's calls
+//! declared as one set and each recorded with its `loopKey` identity
+//! (absent → full arguments, malformed JSON → the raw text, an unhashable
+//! identity → full arguments → skipped), in-round duplicates sharing the
+//! first call's decision, then the round's results, and the run halting at
+//! the first `stop` (a text `stop` halts before the response's calls run).
+//! It reports a timeline: per round, each call's fingerprint, effective
+//! streak, the rung reached and the verdict text. The CLI (`doomloop
+//! replay`), the npm package's CLI and the playground all render this one
+//! timeline, so they cannot disagree.
 //!
 //! Reading the formats agents write is [`crate::import`]'s job;
 //! [`parse_transcript`] is its single-document entry, kept here for callers
@@ -21,8 +25,8 @@ use doom_loop::error::{Error, ErrorKind, Result};
 use doom_loop::js_string::JsString;
 use doom_loop::json::{js_number, write_json_string, write_number, Object, Value};
 use doom_loop::ladder::Action;
-use doom_loop::loop_key::{resolve_loop_key_material, LoopKey, LoopKeyResolution};
-use doom_loop::monitor::{DeclaredCall, DoomLoopMonitor, RecordOptions, Verdict};
+use doom_loop::monitor::Verdict;
+use doom_loop::session::{Call, CallKey, Capabilities, Response, Session, SessionOptions};
 
 /// One tool call of a transcript.
 #[derive(Clone, Debug, PartialEq)]
@@ -135,7 +139,11 @@ impl TranscriptCall {
     }
 }
 
-/// Replays a transcript.
+/// Replays a transcript through the session engine
+/// ([`doom_loop::session::Session`]) — the one every adapter runs: per
+/// round, the text, then the calls recorded as one round, then the
+/// calls' recorded results (as an adapter feeds them after the round has
+/// run), stopping at the round that halts the run.
 ///
 /// # Errors
 /// The config's `TypeError`, or [`ErrorKind::InvalidArgument`] when the
@@ -146,20 +154,20 @@ pub fn replay(transcript: &Transcript) -> Result<Timeline> {
     let config = resolution
         .result?
         .ok_or_else(|| invalid("the transcript's `doomLoop` option turns detection off"))?;
-    let mut monitor = DoomLoopMonitor::new(config);
+    let options = SessionOptions {
+        loop_keys: transcript.loop_keys.clone(),
+        capabilities: Capabilities::default(),
+    };
+    let mut session = Session::new(config, options);
+    warnings.extend(session.take_warnings());
     let mut reports = Vec::new();
     let mut stop_verdict = None;
     for (index, round) in transcript.rounds.iter().enumerate() {
         let number = index + 1;
-        let report = replay_round(&mut monitor, transcript, round, number, &mut warnings);
-        stop_verdict = report
-            .text_verdict
-            .iter()
-            .chain(report.calls.iter().filter_map(|c| c.verdict.as_ref()))
-            .find(|v| v.action == Action::Stop)
-            .cloned();
-        reports.push(report);
-        if stop_verdict.is_some() {
+        reports.push(replay_round(&mut session, round, number));
+        warnings.extend(session.take_warnings());
+        if let Some(verdict) = session.halt() {
+            stop_verdict = Some(verdict.clone());
             break;
         }
     }
@@ -168,123 +176,64 @@ pub fn replay(transcript: &Transcript) -> Result<Timeline> {
         total_rounds: transcript.rounds.len(),
         stop_verdict,
         warnings,
-        state: monitor.get_state(),
+        state: session.monitor().get_state(),
     })
 }
 
-fn replay_round(
-    monitor: &mut DoomLoopMonitor,
-    transcript: &Transcript,
-    round: &TranscriptRound,
-    number: usize,
-    warnings: &mut Vec<String>,
-) -> RoundReport {
-    let text_verdict = round
-        .text
-        .as_ref()
-        .and_then(|text| monitor.record_assistant_text(text));
-    let identities: Vec<Option<Value>> = round
-        .calls
-        .iter()
-        .map(|call| identity(transcript, call, warnings))
-        .collect();
-    let declared: Vec<DeclaredCall> = round
-        .calls
-        .iter()
-        .zip(&identities)
-        .filter_map(|(call, key)| {
-            key.as_ref().map(|key| DeclaredCall {
-                tool_name: call.tool_name.clone(),
-                key_material: key.clone(),
-            })
-        })
-        .collect();
-    warnings.extend(monitor.declare_round(number as f64, &declared));
+/// The id a replayed call carries in the session: its place in the run.
+pub fn replay_call_id(round: usize, index: usize) -> JsString {
+    JsString::from(format!("r{round}c{index}"))
+}
+
+fn replay_round(session: &mut Session, round: &TranscriptRound, number: usize) -> RoundReport {
     let calls = round
         .calls
         .iter()
-        .zip(identities)
-        .map(|(call, key)| record(monitor, call, key, number, warnings))
+        .enumerate()
+        .map(|(index, call)| Call {
+            id: replay_call_id(number, index),
+            tool_name: call.tool_name.clone(),
+            args: call.args.clone(),
+            malformed: call.malformed,
+            key: CallKey::Declared,
+        })
+        .collect();
+    let outcome = session.on_response(Response {
+        text: round.text.clone(),
+        calls,
+    });
+    let calls = round
+        .calls
+        .iter()
+        .zip(outcome.decisions)
+        .map(|(call, decision)| {
+            // The round has run: its results arrive (a no-op for a default config).
+            let fed = if call.result.is_some() || call.failed {
+                session.on_result(&decision.id, call.result.as_ref(), call.failed)
+            } else {
+                None
+            };
+            CallReport {
+                tool_name: call.tool_name.clone(),
+                fingerprint: decision.fingerprint,
+                streak: decision.streak,
+                duplicate_in_round: decision.duplicate_in_round,
+                exempt: decision.exempt,
+                malformed: call.malformed,
+                verdict: match (decision.verdict, fed) {
+                    (Some(call), Some(result)) if result.action > call.action => Some(result),
+                    (call, result) => call.or(result),
+                },
+                result: call.result.clone(),
+                failed: call.failed,
+            }
+        })
         .collect();
     RoundReport {
         round: number,
-        text_verdict,
+        text_verdict: outcome.text_verdict,
         calls,
     }
-}
-
-/// The call's key material, `None` when exempt (the engine's first step).
-fn identity(transcript: &Transcript, call: &TranscriptCall, warnings: &mut Vec<String>) -> Option<Value> {
-    if call.malformed {
-        return Some(call.args.clone());
-    }
-    let declaration = match transcript.loop_keys.get_js(&call.tool_name) {
-        Some(v) => LoopKey::Declared(v),
-        None => LoopKey::Absent,
-    };
-    match resolve_loop_key_material(declaration, &call.args) {
-        Ok(LoopKeyResolution::Exempt) => None,
-        Ok(LoopKeyResolution::Key(key)) => Some(key),
-        Ok(LoopKeyResolution::Fallback { key_material, warning }) => {
-            warnings.push(format!("[DoomLoop] \"{}\": {warning}", call.tool_name));
-            Some(key_material)
-        }
-        Err(error) => {
-            warnings.push(format!("[DoomLoop] \"{}\": {error}; falling back to full arguments", call.tool_name));
-            Some(call.args.clone())
-        }
-    }
-}
-
-fn record(
-    monitor: &mut DoomLoopMonitor,
-    call: &TranscriptCall,
-    key: Option<Value>,
-    number: usize,
-    warnings: &mut Vec<String>,
-) -> CallReport {
-    let mut report = CallReport {
-        tool_name: call.tool_name.clone(),
-        fingerprint: None,
-        streak: 0.0,
-        duplicate_in_round: false,
-        exempt: key.is_none(),
-        malformed: call.malformed,
-        verdict: None,
-        result: call.result.clone(),
-        failed: call.failed,
-    };
-    let Some(key) = key else {
-        return report;
-    };
-    let options = RecordOptions::default();
-    let round = number as f64;
-    let recorded = monitor
-        .record_tool_call(&call.tool_name, &key, round, &options)
-        .or_else(|error| {
-            warnings.push(format!(
-                "[DoomLoop] could not fingerprint call to \"{}\"; falling back to full arguments: {error}",
-                call.tool_name
-            ));
-            monitor.record_tool_call(&call.tool_name, &call.args, round, &options)
-        });
-    match recorded {
-        Ok(record) => {
-            let fed = feed_result(monitor, call, &record.fingerprint, round, warnings);
-            report.fingerprint = Some(record.fingerprint);
-            report.streak = record.streak;
-            report.duplicate_in_round = record.duplicate_in_round;
-            report.verdict = match (record.verdict, fed) {
-                (Some(call), Some(result)) if result.action > call.action => Some(result),
-                (call, result) => call.or(result),
-            };
-        }
-        Err(error) => warnings.push(format!(
-            "[DoomLoop] fallback identity for \"{}\" also unhashable; skipping detection for this call: {error}",
-            call.tool_name
-        )),
-    }
-    report
 }
 
 impl Transcript {
@@ -328,35 +277,6 @@ impl Transcript {
         out.push_str("]}");
         out
     }
-}
-
-/// Feeds a call's recorded result to the monitor right after the call, as
-/// the engine's `PostToolUse` would (the outcome-aware streaks, the ledger
-/// and the failure streak read it; a no-op for a default monitor). The
-/// call's own verdict was decided before, so a result verdict (never a
-/// block) only shows when the call earned none.
-fn feed_result(
-    monitor: &mut DoomLoopMonitor,
-    call: &TranscriptCall,
-    fingerprint: &JsString,
-    round: f64,
-    warnings: &mut Vec<String>,
-) -> Option<Verdict> {
-    if monitor.config().beyond.is_off() || (call.result.is_none() && !call.failed) {
-        return None;
-    }
-    monitor
-        .record_tool_result(&call.tool_name, fingerprint, call.result.as_ref(), call.failed, round)
-        .unwrap_or_else(|error| {
-            warnings.push(format!(
-                "[DoomLoop] the result of a \"{}\" call cannot be fingerprinted; recording it without an outcome: {error}",
-                call.tool_name
-            ));
-            monitor
-                .record_tool_result(&call.tool_name, fingerprint, None, call.failed, round)
-                .ok()
-                .flatten()
-        })
 }
 
 impl Timeline {

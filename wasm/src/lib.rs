@@ -44,6 +44,7 @@ impl From<WasmError> for JsValue {
 
 type Result<T> = std::result::Result<T, WasmError>;
 
+mod session;
 #[cfg(feature = "trace")]
 mod trace;
 

@@ -128,7 +128,7 @@ async function durableObject(conversationId) {
 const actions = (verdicts) => verdicts.map((v) => `${v.action}@${v.streak}`);
 
 before(async () => {
-  for (const file of ['workerd.mjs', 'doom_loop.js', 'doom_loop_bg.wasm', 'api.js', 'adapter.js']) {
+  for (const file of ['workerd.mjs', 'doom_loop.js', 'doom_loop_bg.wasm', 'api.js', 'session.js', 'adapters/openrouter.js']) {
     assert.ok(existsSync(join(PKG, file)), `pkg/${file} is missing: run \`bash scripts/build-pkg.sh\` first`);
   }
   workDir = mkdtempSync(join(tmpdir(), 'doom-loop-worker-'));

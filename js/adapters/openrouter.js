@@ -53,12 +53,7 @@
 //   `PostModelCall`, which — unlike onTurnEnd — also fires for the initial
 //   request. A budget stop takes effect at the next `stopWhen`.
 
-import {
-  DoomLoopMonitor,
-  resolveDoomLoopOption,
-  resolveLoopKeyMaterial,
-  fingerprintToolCallSync,
-} from './api.js';
+import { DoomLoopSession } from '../session.js';
 
 /**
  * @typedef {import('./index.js').DoomLoopVerdict} DoomLoopVerdict
@@ -132,9 +127,8 @@ export function withDoomLoop(input, options = {}) {
   const option = opts.doomLoop !== undefined ? opts.doomLoop : input.doomLoop !== undefined ? input.doomLoop : true;
   // `doomLoop` is not a 0.8.0 request field: left in place it would be sent on the wire.
   const { doomLoop: _ignored, ...request } = input;
-  const config = resolveDoomLoopOption(adapterEscalationInput(option));
-  if (config === null) return attachRunInfo(request, null);
-  const guard = new CallModelDoomLoop(config, request, opts);
+  const guard = new CallModelDoomLoop(adapterEscalationInput(option), request, opts);
+  if (!guard.enabled) return attachRunInfo(request, null);
   return attachRunInfo(guard.augment(), guard);
 }
 
@@ -189,14 +183,6 @@ function attachRunInfo(target, guard) {
     Object.defineProperty(target, name, { value, enumerable: false, configurable: true, writable: true });
   }
   return target;
-}
-
-const PROCEED = Object.freeze({ action: 'proceed' });
-
-/** Why the pending calls of a halted run were not executed (also the text the model reads). */
-function haltText(verdict) {
-  const reason = verdict && typeof verdict.message === 'string' ? ` ${verdict.message}` : '';
-  return `Not executed: this run was stopped by doom-loop detection.${reason}`;
 }
 
 /** Call a request field that may be a per-turn function. */
@@ -266,20 +252,6 @@ function isServerToolItem(item) {
   );
 }
 
-/** Did a tool that returned normally report an error (`{ error: … }`)? */
-function isReturnedToolError(result) {
-  if (!isPlainRecord(result) || !Object.hasOwn(result, 'error')) return false;
-  const error = result.error;
-  return error !== undefined && error !== null && error !== false && error !== '';
-}
-
-/** The message the model reads for a thrown tool error (0.8.0: `{error: err.message}`). */
-function thrownToolErrorText(error) {
-  if (error instanceof Error) return error.message;
-  if (isPlainRecord(error) && typeof error.message === 'string') return error.message;
-  return String(error);
-}
-
 /** Is this state message something a model response produced (vs. caller input)? */
 function isResponseItem(item) {
   if (!isPlainRecord(item)) return false;
@@ -288,35 +260,31 @@ function isResponseItem(item) {
   return typeof item.type === 'string';
 }
 
+/**
+ * The SDK glue of the callModel adapter: it maps 0.8.0's hook points onto one
+ * DoomLoopSession (every decision is the session's — the Rust engine's) and
+ * applies the session's answers where the SDK lets it.
+ */
 class CallModelDoomLoop {
-  #config;
-  #monitor;
+  #session;
   #request;
-  #loopKeys;
-  #loopOutputKeys;
-  #onDetected;
-  // Opt-in detectors of the resolved config (null: none configured).
   #beyond;
-  // Calls let through to execution, awaiting their Post* hook: signature -> [{name, fingerprint, round}].
+  // Calls let through to execution, awaiting their Post* hook: signature -> [{id, name}].
   #inflight = new Map();
   #usdWarned = false;
-  #round = 0;
-  // 'closed' between rounds; 'planned' (declared from the response), 'lazy'
-  // (calls seen only at PreToolUse) or 'sealed' (a stop was armed before it).
+  // 'closed' between rounds; 'planned' (recorded from the response) or 'lazy'
+  // (calls seen only at PreToolUse).
   #roundKind = 'closed';
-  #roundDecisions = new Map();
   #plannedDecisions = new Map();
   // The calls of the next round, known from the response that carries them.
   #next = null;
-  #stop = null;
-  #steer = [];
-  #escalation = null;
   #escalateTurn = -1;
-  #verdicts = [];
   #loopStopped = false;
   #stoppedByDoom = false;
   #finalTurn = false;
   #turnsStarted = 0;
+  #runsStarted = 0;
+  #lazyIds = 0;
   #endReason = undefined;
   #stateLoaded = false;
   #messagesSeen = 0;
@@ -324,14 +292,36 @@ class CallModelDoomLoop {
   #lastStatus = undefined;
   #reuseWarned = false;
 
-  constructor(config, request, options) {
-    this.#config = config;
+  constructor(option, request, options) {
     this.#request = request;
-    this.#monitor = new DoomLoopMonitor(config);
-    this.#loopKeys = isPlainRecord(options.loopKeys) ? options.loopKeys : {};
-    this.#loopOutputKeys = isPlainRecord(options.loopOutputKeys) ? options.loopOutputKeys : {};
-    this.#beyond = isPlainRecord(config.beyond) ? config.beyond : null;
-    this.#onDetected = typeof options.onDetected === 'function' ? options.onDetected : undefined;
+    const loopKeys = this.#keysFrom(options.loopKeys, 'loopKey');
+    const loopOutputKeys = this.#keysFrom(options.loopOutputKeys, 'loopOutputKey');
+    this.#session = new DoomLoopSession({
+      doomLoop: option,
+      loopKeys,
+      loopOutputKeys,
+      onDetected: typeof options.onDetected === 'function' ? options.onDetected : undefined,
+    });
+    const config = this.#session.config;
+    this.#beyond = config !== null && isPlainRecord(config.beyond) ? config.beyond : null;
+  }
+
+  get enabled() {
+    return this.#session.config !== null;
+  }
+
+  /** Per-tool declarations: the option's entry by tool name, else the executable tool's own. */
+  #keysFrom(given, field) {
+    const keys = {};
+    for (const tool of Array.isArray(this.#request.tools) ? this.#request.tools : []) {
+      const name = tool?.function?.name;
+      if (typeof name !== 'string' || this.#toolFor(name) !== tool) continue;
+      if (tool.function[field] !== undefined) keys[name] = tool.function[field];
+    }
+    if (isPlainRecord(given)) {
+      for (const [name, key] of Object.entries(given)) if (key !== undefined) keys[name] = key;
+    }
+    return keys;
   }
 
   // ---------------------------------------------------------------- wiring
@@ -354,9 +344,10 @@ class CallModelDoomLoop {
     if (Array.isArray(request.tools) && request.tools.length > 0) {
       out.toolChoice = (ctx) => this.#toolChoice(ctx);
     }
-    if (this.#config.escalation?.model !== undefined) {
+    const escalation = this.#session.config.escalation;
+    if (escalation?.model !== undefined) {
       out.model = (ctx) =>
-        this.#escalateTurn === ctx?.numberOfTurns ? this.#config.escalation.model : resolveTurnValue(request.model, ctx);
+        this.#escalateTurn === ctx?.numberOfTurns ? escalation.model : resolveTurnValue(request.model, ctx);
       if (request.models !== undefined) {
         out.models = (ctx) => (this.#escalateTurn === ctx?.numberOfTurns ? undefined : resolveTurnValue(request.models, ctx));
       }
@@ -401,6 +392,19 @@ class CallModelDoomLoop {
     }
   }
 
+  /** A run's first request resolves its instructions at turn 0: a second one is a second run. */
+  #runStarted() {
+    this.#runsStarted++;
+    if (this.#runsStarted > 1 && this.#endReason === undefined && !this.#reuseWarned) {
+      this.#reuseWarned = true;
+      console.warn(
+        '[DoomLoop] this withDoomLoop() request already served a run: a second callModel() run started while the ' +
+          'first is still running, and the two would share one detector. Wrap the input again for every ' +
+          'callModel() call (detector memory carries between runs through the state accessor).',
+      );
+    }
+  }
+
   #hooks(userHooks) {
     const pre = { handler: (payload) => this.#guarded(() => this.#preToolUse(payload)) };
     const end = { handler: (payload) => void this.#guarded(() => this.#sessionEnd(payload)) };
@@ -437,8 +441,8 @@ class CallModelDoomLoop {
     const beyond = this.#beyond;
     const hooks = {};
     if (this.#tracksResults()) {
-      hooks.PostToolUse = [{ handler: (payload) => void this.#guarded(() => this.#toolResult(payload, false)) }];
-      hooks.PostToolUseFailure = [{ handler: (payload) => void this.#guarded(() => this.#toolResult(payload, true)) }];
+      hooks.PostToolUse = [{ handler: (payload) => this.#guarded(() => this.#toolResult(payload, false)) }];
+      hooks.PostToolUseFailure = [{ handler: (payload) => this.#guarded(() => this.#toolResult(payload, true)) }];
     }
     if (beyond !== null && isPlainRecord(beyond.budget)) {
       hooks.PostModelCall = [{ handler: (payload) => void this.#guarded(() => this.#modelCall(payload)) }];
@@ -455,7 +459,7 @@ class CallModelDoomLoop {
     const view = Object.create(manager);
     view.emit = async (hookName, payload, context) => {
       if (Object.hasOwn(observers, hookName)) {
-        for (const entry of observers[hookName]) entry.handler(payload);
+        for (const entry of observers[hookName]) await entry.handler(payload);
       }
       if (hookName === 'PreToolUse') {
         const result = this.#guarded(() => this.#preToolUse(payload));
@@ -473,27 +477,27 @@ class CallModelDoomLoop {
   // ------------------------------------------------------------ read side
 
   stopVerdict() {
-    return this.#stop;
+    return this.#session.haltVerdict();
   }
 
   endReason() {
     if (this.#endReason !== undefined) return this.#endReason;
     // 0.8.0 emits no SessionEnd for a resume with approval decisions; its last
     // save tells how it ended.
-    if (this.#lastStatus === 'complete') return this.#stop !== null ? 'doom_loop' : 'complete';
+    if (this.#lastStatus === 'complete') return this.#halted() ? 'doom_loop' : 'complete';
     return undefined;
   }
 
   verdicts() {
-    return this.#verdicts.slice();
+    return this.#session.verdicts();
   }
 
   snapshot() {
-    return {
-      ...this.#monitor.getState(),
-      ...(this.#stop !== null && { stopVerdict: this.#stop }),
-      ...(this.#steer.length > 0 && { pendingSteer: [...this.#steer] }),
-    };
+    return this.#session.getState();
+  }
+
+  #halted() {
+    return this.#session.haltVerdict() !== null;
   }
 
   // ------------------------------------------------------- tool identity
@@ -512,35 +516,7 @@ class CallModelDoomLoop {
     return requireApproval === true || typeof requireApproval === 'function';
   }
 
-  #loopKeyFor(name, tool) {
-    if (Object.hasOwn(this.#loopKeys, name) && this.#loopKeys[name] !== undefined) return this.#loopKeys[name];
-    return tool?.function.loopKey;
-  }
-
-  /**
-   * Resolves one call's identity once (a loopKey function is user code and runs at
-   * most once per call). `{ skip: true }` = not monitored; otherwise the key material
-   * and the identity to retry with when it cannot be fingerprinted (null: none).
-   */
-  #identity(name, args, malformed) {
-    if (malformed) return { keyMaterial: args, fallback: null };
-    const callArgs = args ?? {};
-    let resolution;
-    try {
-      resolution = resolveLoopKeyMaterial(this.#loopKeyFor(name, this.#toolFor(name)), callArgs);
-    } catch (error) {
-      console.warn(`[DoomLoop] the loop identity of a "${name}" call could not be resolved; not monitoring it:`, error);
-      return { skip: true };
-    }
-    if (resolution.kind === 'exempt') return { skip: true };
-    if (resolution.kind === 'fallback') console.warn(`[DoomLoop] ${name}: ${resolution.warning}`);
-    return {
-      keyMaterial: resolution.keyMaterial,
-      fallback: resolution.keyMaterial === callArgs ? null : callArgs,
-    };
-  }
-
-  /** The calls of a response that the SDK will execute, in emission order, identities resolved. */
+  /** The calls of a response that the SDK will execute, in emission order. */
   #plan(items) {
     const calls = [];
     for (const item of Array.isArray(items) ? items : []) {
@@ -550,10 +526,11 @@ class CallModelDoomLoop {
       if (!this.#toolFor(name)) continue;
       const { args, malformed } = parseCallArguments(item.arguments);
       calls.push({
-        name,
+        id: String(item.callId ?? item.call_id ?? `call-${calls.length}`),
+        toolName: name,
+        args: malformed ? args : (args ?? {}),
         malformed,
         signature: malformed ? undefined : this.#signature(name, args ?? {}),
-        identity: this.#identity(name, args, malformed),
       });
     }
     return calls;
@@ -569,165 +546,34 @@ class CallModelDoomLoop {
 
   // ------------------------------------------------------------ recording
 
-  /**
-   * Records one call with the reference's fallback chain: the resolved identity, then
-   * the full arguments, then no detection. In-round duplicates reuse the first
-   * decision. `effects: false` evaluates without consequences (round preview).
-   */
-  #evaluate(monitor, decisions, name, identity, options, effects = true) {
-    const quiet = !effects;
-    let record;
-    try {
-      record = monitor.recordToolCallSync(name, identity.keyMaterial, this.#round, options);
-    } catch (error) {
-      if (identity.fallback === null) {
-        if (!quiet) console.warn(`[DoomLoop] a "${name}" call cannot be fingerprinted; not monitoring it:`, error);
-        return PROCEED;
-      }
-      if (!quiet) console.warn(`[DoomLoop] the loop key of a "${name}" call cannot be fingerprinted; using its full arguments:`, error);
-      try {
-        record = monitor.recordToolCallSync(name, identity.fallback, this.#round, options);
-      } catch (fallbackError) {
-        if (!quiet) console.warn(`[DoomLoop] the arguments of a "${name}" call cannot be fingerprinted either; not monitoring it:`, fallbackError);
-        return PROCEED;
-      }
-    }
-    const key = `${name}\n${record.fingerprint}`;
-    if (record.duplicateInRound) return decisions.get(key) ?? { ...PROCEED, fingerprint: record.fingerprint };
-    if (!record.verdict) {
-      const proceed = { ...PROCEED, fingerprint: record.fingerprint };
-      decisions.set(key, proceed);
-      return proceed;
-    }
-    const decision = {
-      action: record.verdict.action,
-      message: record.verdict.message,
-      verdict: record.verdict,
-      fingerprint: record.fingerprint,
-    };
-    decisions.set(key, decision);
-    if (effects) this.#apply(record.verdict);
-    return decision;
-  }
-
-  #apply(verdict) {
-    this.#verdicts.push(verdict);
-    if (this.#onDetected) {
-      try {
-        this.#onDetected(verdict);
-      } catch (error) {
-        console.warn('[DoomLoop] onDetected threw; ignored:', error);
-      }
-    }
-    let action = verdict.action;
-    if (action === 'block' && verdict.detector !== 'tool-fingerprint') action = 'observe';
-    if (action === 'steer') {
-      this.#queueSteer(verdict.message);
-    } else if (action === 'escalate') {
-      // The first escalation of a window wins; a second must not spend budget twice.
-      if (this.#escalation === null) {
-        this.#escalation = verdict;
-        this.#queueSteer(`${verdict.message} The next turn runs on a stronger model: use it to change course.`);
-      }
-    } else if (action === 'stop') {
-      this.#stop = verdict;
-    }
-  }
-
-  #queueSteer(message) {
-    if (!this.#steer.includes(message)) this.#steer.push(message);
-  }
-
-  #openRound(kind) {
-    this.#round++;
-    this.#roundKind = kind;
-    this.#roundDecisions = new Map();
+  /** Records the round's complete call set; PreToolUse then applies each call's decision. */
+  #commit(calls) {
+    this.#roundKind = 'planned';
     this.#plannedDecisions = new Map();
     // Calls that never reported (blocked by a later PreToolUse handler, paused HITL).
     this.#inflight = new Map();
-  }
-
-  /** Declares the round's complete call set, then records each call in emission order. */
-  #commit(calls) {
-    this.#openRound('planned');
-    const monitored = calls.filter((call) => !call.identity.skip);
-    this.#monitor.declareRoundSync(
-      this.#round,
-      monitored.map((call) => ({ toolName: call.name, keyMaterial: call.identity.keyMaterial })),
-    );
-    for (const call of calls) {
-      const decision = call.identity.skip
-        ? PROCEED
-        : this.#evaluate(this.#monitor, this.#roundDecisions, call.name, call.identity, {
-            allowBlock: true,
-            detector: 'tool-fingerprint',
-          });
-      if (call.signature === undefined) continue;
+    const { decisions } = this.#session.onResponse({ calls });
+    calls.forEach((call, i) => {
+      if (call.signature === undefined) return;
       const queue = this.#plannedDecisions.get(call.signature);
-      if (queue) queue.push(decision);
-      else this.#plannedDecisions.set(call.signature, [decision]);
-    }
-  }
-
-  /** Would recording these calls as the next round arm a stop? Evaluated on a copy. */
-  #previewStops(calls) {
-    const scratch = new DoomLoopMonitor(this.#config, this.#monitor.getState());
-    try {
-      const monitored = calls.filter((call) => !call.identity.skip);
-      const hashable = monitored.filter((call) => {
-        try {
-          fingerprintToolCallSync(call.name, call.identity.keyMaterial);
-          return true;
-        } catch {
-          return false;
-        }
-      });
-      scratch.declareRoundSync(
-        this.#round + 1,
-        hashable.map((call) => ({ toolName: call.name, keyMaterial: call.identity.keyMaterial })),
-      );
-      const decisions = new Map();
-      const saved = this.#round;
-      this.#round = saved + 1;
-      try {
-        for (const call of monitored) {
-          const decision = this.#evaluate(scratch, decisions, call.name, call.identity, {
-            allowBlock: true,
-            detector: 'tool-fingerprint',
-          }, false);
-          if (decision.action === 'stop') return true;
-        }
-      } finally {
-        this.#round = saved;
-      }
-      return false;
-    } finally {
-      scratch.free();
-    }
+      if (queue) queue.push(decisions[i]);
+      else this.#plannedDecisions.set(call.signature, [decisions[i]]);
+    });
   }
 
   /** Text and server-tool checkpoints for a fresh response, then the next round's plan. */
   #onResponse(items, text) {
-    let verdict;
-    try {
-      verdict = this.#monitor.recordAssistantTextSync(text);
-    } catch (error) {
-      console.warn('[DoomLoop] text check skipped for this response:', error);
-    }
-    if (verdict) this.#apply(verdict);
+    this.#session.onText(text);
     for (const item of Array.isArray(items) ? items : []) {
       if (!isServerToolItem(item)) continue;
       const identity = serverToolIdentity(item);
       if (identity === null) continue;
-      this.#evaluate(this.#monitor, this.#roundDecisions, `server:${item.type}`, { keyMaterial: identity, fallback: null }, {
-        allowBlock: false,
-        detector: 'server-tool-fingerprint',
-      });
+      this.#session.onServerTool(`server:${item.type}`, identity);
     }
     const calls = this.#plan(items);
     // A round that may pause for approval is left to the SDK's approval flow.
-    const previewable = this.#stop === null && calls.length > 0 && !calls.some((call) => this.#mayNeedApproval(call.name));
-    this.#next = { calls, stops: previewable && this.#previewStops(calls), committed: false };
+    const previewable = !this.#halted() && calls.length > 0 && !calls.some((call) => this.#mayNeedApproval(call.toolName));
+    this.#next = { calls, stops: previewable && this.#session.wouldHalt(calls), committed: false };
   }
 
   // ---------------------------------------------------------- hook points
@@ -736,12 +582,12 @@ class CallModelDoomLoop {
     let mine = false;
     this.#guarded(() => {
       this.#checkReuse();
-      if (this.#stop === null && this.#next?.stops && !this.#next.committed) {
+      if (!this.#halted() && this.#next?.stops && !this.#next.committed) {
         // Record the condemned round now: the loop will not start it normally.
         this.#commit(this.#next.calls);
         this.#next.committed = true;
       }
-      mine = this.#stop !== null;
+      mine = this.#halted();
     });
     const conditions = userStop === undefined ? [] : Array.isArray(userStop) ? userStop : [userStop];
     const results = await Promise.all(conditions.map((condition) => condition(ctx)));
@@ -759,28 +605,24 @@ class CallModelDoomLoop {
     this.#next = null;
     if (next?.committed) {
       // Recorded by stopWhen already.
-    } else if (this.#finalTurn && this.#stop !== null) {
-      // Halted before this round: none of its calls runs, none is recorded.
+    } else if (this.#finalTurn && this.#halted()) {
+      // Halted before this round: the session refuses its calls, unrecorded.
       this.#roundKind = 'sealed';
     } else if (next) {
       this.#commit(next.calls);
     } else {
-      this.#openRound('lazy');
+      // Calls seen one by one at PreToolUse (the first response without a state accessor).
+      this.#session.endRound();
+      this.#roundKind = 'lazy';
+      this.#inflight = new Map();
     }
     const turn = ctx?.numberOfTurns;
-    this.#escalateTurn = -1;
-    if (this.#escalation !== null) {
-      const canApply = !this.#finalTurn && this.#monitor.canEscalate();
-      this.#escalation = null;
-      if (canApply) {
-        this.#monitor.consumeEscalation();
-        this.#escalateTurn = turn;
-      }
-    }
+    this.#escalateTurn = this.#session.takeEscalation(!this.#finalTurn) ? turn : -1;
   }
 
   #turnEnd(_ctx, response) {
     this.#roundKind = 'closed';
+    this.#session.endRound();
     this.#lastResponseId = response?.id;
     // The SDK's forced final answer is not inspected (no round can follow it).
     if (this.#finalTurn) return;
@@ -791,20 +633,17 @@ class CallModelDoomLoop {
     this.#checkReuse();
     const name = String(payload?.toolName);
     const input = payload?.toolInput ?? {};
-    if (this.#roundKind === 'sealed') return { block: haltText(this.#stop) };
+    const signature = this.#signature(name, input);
     let decision;
-    const queue = this.#roundKind === 'planned' ? this.#plannedDecisions.get(this.#signature(name, input)) : undefined;
+    const queue = this.#roundKind === 'planned' && signature !== undefined ? this.#plannedDecisions.get(signature) : undefined;
     if (queue && queue.length > 0) {
       decision = queue.shift();
     } else {
-      // Not seen in advance (the first response without a state accessor, approval batches).
-      if (this.#roundKind === 'closed') this.#openRound('lazy');
-      const identity = this.#identity(name, input, false);
-      decision = identity.skip
-        ? PROCEED
-        : this.#evaluate(this.#monitor, this.#roundDecisions, name, identity, { allowBlock: true, detector: 'tool-fingerprint' });
+      // Not seen in advance (the first response without a state accessor, approval batches, a sealed round).
+      if (this.#roundKind === 'closed') this.#roundKind = 'lazy';
+      decision = this.#session.onCall({ id: `pre-${++this.#lazyIds}`, toolName: name, args: input, malformed: false });
     }
-    if (decision.action === 'block' || decision.action === 'stop') {
+    if (decision.action === 'refuse') {
       return {
         block:
           typeof decision.message === 'string' && decision.message !== ''
@@ -814,15 +653,12 @@ class CallModelDoomLoop {
     }
     // 0.8.0 executes the calls pending at a stop without its approval gate: refuse
     // anything that could need approval rather than run it unapproved.
-    if (this.#finalTurn && this.#stoppedByDoom && this.#mayNeedApproval(name)) return { block: haltText(this.#stop) };
-    if (this.#tracksResults() && typeof decision.fingerprint === 'string') {
-      const signature = this.#signature(name, input);
-      if (signature !== undefined) {
-        const entry = { name, fingerprint: decision.fingerprint, round: this.#round };
-        const queue = this.#inflight.get(signature);
-        if (queue) queue.push(entry);
-        else this.#inflight.set(signature, [entry]);
-      }
+    if (this.#finalTurn && this.#stoppedByDoom && this.#mayNeedApproval(name)) return { block: this.#session.haltText() };
+    if (this.#tracksResults() && typeof decision.fingerprint === 'string' && signature !== undefined) {
+      const entry = { id: decision.id, name };
+      const pending = this.#inflight.get(signature);
+      if (pending) pending.push(entry);
+      else this.#inflight.set(signature, [entry]);
     }
     return undefined;
   }
@@ -855,57 +691,17 @@ class CallModelDoomLoop {
     return entry;
   }
 
-  /** `PostToolUse` / `PostToolUseFailure`: one executed call's result, for the ledger, failure and outcome-aware streaks. */
+  /** `PostToolUse` / `PostToolUseFailure`: one executed call's result, for the session's result-aware detectors. */
   #toolResult(payload, threw) {
     const name = String(payload?.toolName);
     const call = this.#takeInflight(name, payload?.toolInput ?? {});
     // Not recorded (exempt, unfingerprintable) or not seen: not evidence.
-    if (call === undefined) return;
-    let outcome;
-    let failed = threw;
-    if (threw) {
-      // What the model reads; a loopOutputKey describes results, not errors.
-      outcome = this.#outputKeyFor(name) === false ? undefined : { error: thrownToolErrorText(payload?.error) };
-    } else {
-      const result = payload?.toolOutput;
-      failed = isReturnedToolError(result);
-      outcome = this.#outcome(name, result);
-    }
-    let verdict;
-    try {
-      verdict = this.#monitor.recordToolResultSync(name, call.fingerprint, outcome, failed, call.round);
-    } catch (error) {
-      console.warn(`[DoomLoop] the result of a "${name}" call cannot be fingerprinted; recording it without an outcome:`, error);
-      verdict = this.#monitor.recordToolResultSync(name, call.fingerprint, undefined, failed, call.round);
-    }
-    if (verdict) this.#apply(verdict);
-  }
-
-  #outputKeyFor(name) {
-    if (Object.hasOwn(this.#loopOutputKeys, name) && this.#loopOutputKeys[name] !== undefined) {
-      return this.#loopOutputKeys[name];
-    }
-    return this.#toolFor(name)?.function.loopOutputKey;
-  }
-
-  /** A result's identity from the tool's loopOutputKey (resolved like a loopKey); undefined: none. */
-  #outcome(name, result) {
-    const declaration = this.#outputKeyFor(name);
-    if (declaration === false) return undefined;
-    if (declaration === undefined) return result;
-    let resolution;
-    try {
-      resolution = resolveLoopKeyMaterial(declaration, result);
-    } catch (error) {
-      console.warn(`[DoomLoop] the loopOutputKey of "${name}" could not be applied; using the whole result:`, error);
-      return result;
-    }
-    if (resolution.kind === 'exempt') return undefined;
-    if (resolution.kind === 'fallback') {
-      const warning = String(resolution.warning).replace(/^loopKey/, 'loopOutputKey').replaceAll('full arguments', 'the whole result');
-      console.warn(`[DoomLoop] ${name}: ${warning}`);
-    }
-    return resolution.keyMaterial;
+    if (call === undefined) return undefined;
+    const recorded = threw
+      ? this.#session.onResult(call.id, undefined, { error: payload?.error, toolName: name })
+      : this.#session.onResult(call.id, payload?.toolOutput, { toolName: name });
+    // An async loopOutputKey: the hook waits for it, so the result lands before the next round.
+    return recorded !== null && typeof recorded?.then === 'function' ? recorded.then(() => undefined) : undefined;
   }
 
   /** `PostModelCall`: one model response's spend, for the budget guard. */
@@ -923,10 +719,7 @@ class CallModelDoomLoop {
     } else {
       amount = (Number(usage.inputTokens) || 0) + (Number(usage.outputTokens) || 0);
     }
-    const verdict = this.#monitor.recordSpend(typeof amount === 'number' && Number.isFinite(amount) ? amount : 0);
-    // Once the run is stopped, every later response re-reports the exceeded budget
-    // (the forced final answer, a resumed turn): the spend is kept, not the repeats.
-    if (verdict && this.#stop === null) this.#apply(verdict);
+    this.#session.onSpend(typeof amount === 'number' && Number.isFinite(amount) ? amount : 0);
   }
 
   #sessionEnd(payload) {
@@ -935,17 +728,16 @@ class CallModelDoomLoop {
     // ends without a loop (a text answer, a resume whose stop verdict was kept). A
     // paused run (awaiting approval/HITL/client tools) keeps its reason.
     const paused = typeof this.#lastStatus === 'string' && this.#lastStatus.startsWith('awaiting_');
-    const doom =
-      (reason === 'max_turns' && this.#stoppedByDoom) || (reason === 'complete' && this.#stop !== null && !paused);
+    const doom = (reason === 'max_turns' && this.#stoppedByDoom) || (reason === 'complete' && this.#halted() && !paused);
     this.#endReason = doom ? 'doom_loop' : reason;
   }
 
   #instructions(ctx) {
+    if (ctx?.numberOfTurns === 0) this.#guarded(() => this.#runStarted());
     const base = resolveTurnValue(this.#request.instructions, ctx);
-    if (this.#steer.length === 0) return base;
     // Taken now, so the guidance goes into exactly this request.
-    const guidance = this.#steer.join('\n');
-    this.#steer = [];
+    const guidance = this.#guarded(() => this.#session.takeGuidance()) ?? null;
+    if (guidance === null) return base;
     const append = (value) => (typeof value === 'string' && value !== '' ? `${value}\n\n${guidance}` : guidance);
     return base !== null && typeof base === 'object' && typeof base.then === 'function' ? base.then(append) : append(base);
   }
@@ -954,7 +746,7 @@ class CallModelDoomLoop {
     const base = resolveTurnValue(this.#request.toolChoice, ctx);
     // A stop armed after this request was planned (a round that was not previewed,
     // a decision-only resume): make it the final text-only turn.
-    return this.#stop !== null ? 'none' : base;
+    return this.#halted() ? 'none' : base;
   }
 
   // ---------------------------------------------------------------- state
@@ -964,18 +756,13 @@ class CallModelDoomLoop {
     this.#messagesSeen = Array.isArray(loaded.messages) ? loaded.messages.length : 0;
     this.#lastResponseId = loaded.previousResponseId;
     if (loaded.doomLoop === undefined) return;
-    const persisted = loaded.doomLoop;
-    this.#monitor.restore(persisted);
-    if (!isPlainRecord(persisted)) return;
-    if (Array.isArray(persisted.pendingSteer)) {
-      for (const message of persisted.pendingSteer) if (typeof message === 'string') this.#queueSteer(message);
-    }
+    this.#session.restore(loaded.doomLoop);
     // A stopped run stays stopped when resumed with approval decisions only; a fresh
     // turn (new input) clears the verdict but keeps the evidence.
     const decisionResume =
       (Array.isArray(this.#request.approveToolCalls) && this.#request.approveToolCalls.length > 0) ||
       (Array.isArray(this.#request.rejectToolCalls) && this.#request.rejectToolCalls.length > 0);
-    if (decisionResume && isPlainRecord(persisted.stopVerdict)) this.#stop = persisted.stopVerdict;
+    if (decisionResume) this.#session.resumeHalt();
   }
 
   #beforeSave(snapshot) {
@@ -1004,6 +791,7 @@ class CallModelDoomLoop {
     const answered = new Set(
       messages.filter((m) => isPlainRecord(m) && m.type === 'function_call_output').map((m) => m.callId ?? m.call_id),
     );
+    const text = this.#session.haltText() ?? 'Not executed: this run was stopped by doom-loop detection.';
     const outputs = messages
       .filter((m) => isPlainRecord(m) && m.type === 'function_call' && !answered.has(m.callId ?? m.call_id))
       .map((m) => {
@@ -1012,7 +800,7 @@ class CallModelDoomLoop {
           type: 'function_call_output',
           id: `output_${callId}`,
           callId,
-          output: JSON.stringify({ error: haltText(this.#stop) }),
+          output: JSON.stringify({ error: text }),
         };
       });
     if (outputs.length > 0) snapshot.messages = [...messages, ...outputs];

@@ -1,0 +1,920 @@
+//! The session engine: one agent run mapped onto the detector.
+//!
+//! A [`Session`] takes the events of a run — a model response (its text
+//! and tool calls), a call's result, a server tool's record, a turn's
+//! spend, a new user turn — and returns decisions: run or refuse each
+//! call (with the text the model reads), halt the run with a reason,
+//! guidance queued for the next request (steer), the next request on the
+//! escalation model (escalate). Its [`Session::state`] is the reference's
+//! persisted `doomLoop` object (plus the session's own bookkeeping under
+//! the `session` key, which the reference ignores), and
+//! [`Session::restore`] resumes it, failing open like the reference.
+//!
+//! Every host runs this one engine: the npm package's `DoomLoopSession`
+//! and its framework adapters (through the wasm binding), the replay and
+//! evaluation of recorded runs, the coding-agent hooks. The mapping it
+//! implements is the `callModel` adapter's:
+//!
+//! - a response's tool calls are **one round**: declared as a set, then
+//!   recorded in emission order; an identical call repeated within the
+//!   round (a parallel fan-out) counts once and shares the first call's
+//!   decision;
+//! - each call's identity is its tool's `loopKey` (a field list or `false`
+//!   from [`SessionOptions::loop_keys`], or key material the host resolved
+//!   itself, e.g. with a JS function: [`CallKey::Material`]); malformed
+//!   arguments are identified by their raw text; an identity that cannot be
+//!   fingerprinted falls back to the full arguments, then to no detection;
+//! - `block` and `stop` verdicts refuse the call with the verdict's text;
+//!   a `stop` halts the run ([`Session::halt`]): a later response's calls
+//!   are all refused, unrecorded; a text `stop` halts before the response's
+//!   own calls run;
+//! - `steer` guidance is queued, deduplicated by exact text, for the next
+//!   request ([`Session::next_request`]); `escalate` asks for the next
+//!   request on the escalation model, within `maxEscalations`;
+//! - results ([`Session::on_result`]) feed the opt-in outcome-aware
+//!   streaks, progress ledger and failure streak; a second result for the
+//!   same call is ignored.
+//!
+//! A host that cannot do a rung says so in [`Capabilities`]: the rung is
+//! then skipped (verdicts fall through to weaker rungs, as the reference
+//! does for an escalate rung without an escalation config) and
+//! [`Session::take_warnings`] says so once.
+//!
+//! Pure: no I/O, no clocks, no randomness.
+//!
+//! ```
+//! use doom_loop::json::parse;
+//! use doom_loop::session::{Call, CallAction, Response, Session, SessionOptions};
+//! use doom_loop::ResolvedConfig;
+//!
+//! let mut session = Session::new(ResolvedConfig::default(), SessionOptions::default());
+//! let args = parse(r#"{"invoice_id":"INV-2291"}"#)?;
+//! let mut actions = Vec::new();
+//! for turn in 1..=6 {
+//!     let call = Call::new(format!("call_{turn}"), "get_invoice", args.clone());
+//!     let round = session.on_response(Response { text: None, calls: vec![call] });
+//!     actions.push(round.decisions[0].action);
+//! }
+//! assert_eq!(actions[1], CallAction::Run); // observe
+//! assert_eq!(actions[2], CallAction::Refuse); // block, with the verdict text
+//! assert!(session.halt().is_some()); // stop at the 6th identical call
+//! # Ok::<(), doom_loop::Error>(())
+//! ```
+
+mod json;
+
+use indexmap::IndexMap;
+
+use crate::config::ResolvedConfig;
+use crate::js_string::JsString;
+use crate::json::{Object, Value};
+use crate::ladder::{Action, Threshold};
+use crate::loop_key::{resolve_loop_key_material, LoopKey, LoopKeyResolution};
+use crate::monitor::{DeclaredCall, DoomLoopMonitor, RecordOptions, Verdict, TOOL_FINGERPRINT};
+
+pub use json::{verdict_from_value, verdicts_json};
+
+/// The key under which [`Session::state`] keeps the session's own
+/// bookkeeping (a key the reference's restore never reads).
+pub const SESSION_STATE_KEY: &str = "session";
+
+/// The most warnings kept between two [`Session::take_warnings`] calls.
+const MAX_PENDING_WARNINGS: usize = 256;
+
+/// What the host can do. A rung the host cannot carry out is skipped,
+/// with one warning ([`Session::take_warnings`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Refuse a tool call (the `block` rung).
+    pub refuse: bool,
+    /// Halt the run (the `stop` rung).
+    pub stop: bool,
+    /// Add guidance to the next request (the `steer` rung).
+    pub steer: bool,
+    /// Run the next request on another model (the `escalate` rung).
+    pub escalate: bool,
+}
+
+impl Default for Capabilities {
+    fn default() -> Self {
+        Capabilities {
+            refuse: true,
+            stop: true,
+            steer: true,
+            escalate: true,
+        }
+    }
+}
+
+/// How a session identifies calls and what its host can do.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SessionOptions {
+    /// Per-tool `loopKey` declarations that are data, by tool name: a field
+    /// list (`["command", "cwd"]`), `false` (exempt), or another value (the
+    /// reference's unsupported-shape fallback). Function forms are resolved
+    /// by the host and passed with the call ([`CallKey::Material`]).
+    pub loop_keys: Object,
+    /// What the host can do.
+    pub capabilities: Capabilities,
+}
+
+/// How a call's identity is found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum CallKey {
+    /// From [`SessionOptions::loop_keys`] (absent: the full arguments).
+    #[default]
+    Declared,
+    /// Key material the host resolved (e.g. a JS `loopKey` function's result).
+    Material(Value),
+    /// Not monitored (the host's `loopKey` exempted this call).
+    Exempt,
+}
+
+/// One tool call of a response.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Call {
+    /// The host's id of the call (unique within the run; results name it).
+    pub id: JsString,
+    /// The tool.
+    pub tool_name: JsString,
+    /// Parsed arguments, or the raw text when `malformed`.
+    pub args: Value,
+    /// The arguments did not parse: `args` is the raw text, the identity.
+    pub malformed: bool,
+    /// How the identity is found.
+    pub key: CallKey,
+}
+
+impl Call {
+    /// A well-formed call identified by its tool's declared `loopKey`.
+    pub fn new(id: impl Into<JsString>, tool_name: impl Into<JsString>, args: Value) -> Call {
+        Call {
+            id: id.into(),
+            tool_name: tool_name.into(),
+            args,
+            malformed: false,
+            key: CallKey::Declared,
+        }
+    }
+
+    /// A call whose arguments did not parse (`raw` is their text).
+    pub fn malformed(id: impl Into<JsString>, tool_name: impl Into<JsString>, raw: impl Into<JsString>) -> Call {
+        Call {
+            id: id.into(),
+            tool_name: tool_name.into(),
+            args: Value::String(raw.into()),
+            malformed: true,
+            key: CallKey::Declared,
+        }
+    }
+}
+
+/// A model response: its assistant text and the tool calls it made.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Response {
+    /// The assistant text, if any.
+    pub text: Option<JsString>,
+    /// The tool calls, in emission order.
+    pub calls: Vec<Call>,
+}
+
+/// What the host does with a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallAction {
+    /// Execute it.
+    Run,
+    /// Do not execute it; the model reads [`Decision::message`] instead.
+    Refuse,
+}
+
+impl CallAction {
+    /// `"run"` or `"refuse"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallAction::Run => "run",
+            CallAction::Refuse => "refuse",
+        }
+    }
+}
+
+/// The decision for one call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decision {
+    /// The call's id.
+    pub id: JsString,
+    /// The tool.
+    pub tool_name: JsString,
+    /// Run or refuse.
+    pub action: CallAction,
+    /// The verdict behind it, if a rung was reached (an in-round duplicate
+    /// carries its first call's).
+    pub verdict: Option<Verdict>,
+    /// What the model reads when the call is refused.
+    pub message: Option<JsString>,
+    /// The call's fingerprint (absent when exempt, unhashable, or halted).
+    pub fingerprint: Option<JsString>,
+    /// The effective streak the call was scored with.
+    pub streak: f64,
+    /// An identical call came earlier in the round: this one shares its decision.
+    pub duplicate_in_round: bool,
+    /// Not monitored (`loopKey: false`, or the host exempted it).
+    pub exempt: bool,
+    /// Identified by the raw text of its arguments.
+    pub malformed: bool,
+}
+
+/// What one response did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RoundOutcome {
+    /// The round the calls were recorded in (0 when none was opened: no
+    /// calls, or the run was halted).
+    pub round: u64,
+    /// The verdict on the response's text, if any.
+    pub text_verdict: Option<Verdict>,
+    /// One decision per call, in order.
+    pub decisions: Vec<Decision>,
+    /// The verdict that halts the run, once one has.
+    pub halt: Option<Verdict>,
+    /// Every verdict this response produced, in order (for `onDetected`).
+    pub verdicts: Vec<Verdict>,
+}
+
+/// What the next model request must carry, consumed once.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RequestPatch {
+    /// Steer guidance to append to the request's instructions.
+    pub guidance: Option<JsString>,
+    /// Run the request on the escalation model.
+    pub escalate: bool,
+}
+
+/// A recorded call still waiting for its result.
+#[derive(Clone, Debug, PartialEq)]
+struct Inflight {
+    tool_name: JsString,
+    fingerprint: JsString,
+    round: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RoundState {
+    /// Between rounds: a lone call opens a new round.
+    Closed,
+    /// Calls are recorded into the current round.
+    Open,
+    /// Halted before this round: every call is refused, none recorded.
+    Sealed,
+}
+
+/// A call's identity, resolved once.
+enum Identity {
+    Skip,
+    Key { material: Value, fallback: Option<Value> },
+}
+
+/// The session engine (see the [module docs](self)).
+#[derive(Clone, Debug)]
+pub struct Session {
+    monitor: DoomLoopMonitor,
+    options: SessionOptions,
+    round: u64,
+    round_state: RoundState,
+    /// `name \n fingerprint` → the first decision of the current round.
+    round_decisions: IndexMap<JsString, Decision>,
+    /// The current round's decisions by call id.
+    decisions: IndexMap<JsString, Decision>,
+    inflight: IndexMap<JsString, Inflight>,
+    stop: Option<Verdict>,
+    restored_stop: Option<Verdict>,
+    steer: Vec<JsString>,
+    escalation: Option<Verdict>,
+    verdicts: Vec<Verdict>,
+    warnings: Vec<String>,
+    dropped_warnings: usize,
+}
+
+/// Why the calls of a halted run were not executed (what the model reads).
+pub fn halt_text(verdict: Option<&Verdict>) -> JsString {
+    let mut text = JsString::from("Not executed: this run was stopped by doom-loop detection.");
+    if let Some(verdict) = verdict {
+        text.push_str(" ");
+        text.push_js(&verdict.message);
+    }
+    text
+}
+
+fn refusal_text(verdict: &Verdict, tool_name: &JsString) -> JsString {
+    if !verdict.message.is_empty() {
+        return verdict.message.clone();
+    }
+    let mut text = JsString::from("Doom loop suspected: this \"");
+    text.push_js(tool_name);
+    text.push_str("\" call keeps repeating and was refused. Try something different.");
+    text
+}
+
+fn decision_key(tool_name: &JsString, fingerprint: &JsString) -> JsString {
+    let mut key = tool_name.clone();
+    key.push_str("\n");
+    key.push_js(fingerprint);
+    key
+}
+
+/// The host cannot carry out `rung`: it is turned off, with the warning.
+fn drop_rung(config: &mut ResolvedConfig, rung: Action, what: &str, warnings: &mut Vec<String>) {
+    let threshold = config.ladder.threshold(rung);
+    let Threshold::At(at) = threshold else {
+        return;
+    };
+    match rung {
+        Action::Block => config.ladder.block = Threshold::Off,
+        Action::Stop => config.ladder.stop = Threshold::Off,
+        Action::Steer => config.ladder.steer = Threshold::Off,
+        Action::Escalate => config.ladder.escalate = Threshold::Off,
+        Action::Observe => config.ladder.observe = Threshold::Off,
+    }
+    warnings.push(format!(
+        "[DoomLoop] this host cannot {what}: the ladder rung \"{}\" ({}) is skipped and its verdicts fall through to weaker rungs.",
+        rung.as_str(),
+        crate::json::js_number(at)
+    ));
+}
+
+impl Session {
+    /// A session for a fresh run. Warnings about rungs the host cannot
+    /// carry out are waiting in [`Session::take_warnings`].
+    pub fn new(config: ResolvedConfig, options: SessionOptions) -> Session {
+        let mut config = config;
+        let mut warnings = Vec::new();
+        let caps = options.capabilities;
+        if !caps.refuse {
+            drop_rung(&mut config, Action::Block, "refuse a tool call", &mut warnings);
+        }
+        if !caps.stop {
+            drop_rung(&mut config, Action::Stop, "halt the run", &mut warnings);
+        }
+        if !caps.steer {
+            drop_rung(&mut config, Action::Steer, "add guidance to the next request", &mut warnings);
+        }
+        if !caps.escalate && (config.escalation.is_some() || config.ladder.escalate != Threshold::Off) {
+            drop_rung(&mut config, Action::Escalate, "switch the model of the next request", &mut warnings);
+            config.escalation = None;
+        }
+        Session {
+            monitor: DoomLoopMonitor::new(config),
+            options,
+            round: 0,
+            round_state: RoundState::Closed,
+            round_decisions: IndexMap::new(),
+            decisions: IndexMap::new(),
+            inflight: IndexMap::new(),
+            stop: None,
+            restored_stop: None,
+            steer: Vec::new(),
+            escalation: None,
+            verdicts: Vec::new(),
+            warnings,
+            dropped_warnings: 0,
+        }
+    }
+
+    /// A session resuming a persisted state (see [`Session::state`]; a
+    /// reference `doomLoop` blob resumes too). Fails open like the
+    /// reference: a malformed blob or part of one is dropped, with the
+    /// reference's warning, and the session starts from what is left. A
+    /// persisted halt is kept aside: [`Session::resume_halt`] re-arms it
+    /// (a resume that only answers pending approvals), a new user turn
+    /// does not.
+    pub fn restore(config: ResolvedConfig, options: SessionOptions, state: &Value) -> Session {
+        let mut session = Session::new(config, options);
+        session.resume(state);
+        session
+    }
+
+    /// Replaces this session's run with a persisted state, as
+    /// [`Session::restore`] does (for hosts that load the state after the
+    /// session is built). The config, options and verdict history stay.
+    pub fn resume(&mut self, state: &Value) {
+        for warning in self.monitor.restore(state) {
+            self.warn(warning);
+        }
+        self.round = 0;
+        self.round_state = RoundState::Closed;
+        self.round_decisions.clear();
+        self.decisions.clear();
+        self.inflight.clear();
+        self.stop = None;
+        self.restored_stop = None;
+        self.steer.clear();
+        self.escalation = None;
+        if let Value::Object(object) = state {
+            json::restore_extras(self, object);
+        }
+    }
+
+    /// The resolved configuration the session runs (rungs the host cannot
+    /// carry out turned off).
+    pub fn config(&self) -> &ResolvedConfig {
+        self.monitor.config()
+    }
+
+    /// The detector underneath.
+    pub fn monitor(&self) -> &DoomLoopMonitor {
+        &self.monitor
+    }
+
+    /// The current round number (0 before the first).
+    pub fn round(&self) -> u64 {
+        self.round
+    }
+
+    fn warn(&mut self, warning: String) {
+        if self.warnings.len() < MAX_PENDING_WARNINGS {
+            self.warnings.push(warning);
+        } else {
+            self.dropped_warnings += 1;
+        }
+    }
+
+    /// The warnings since the last call (configuration, loop keys,
+    /// fingerprint fallbacks), in order; a host prints them.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        let mut warnings = std::mem::take(&mut self.warnings);
+        let dropped = std::mem::take(&mut self.dropped_warnings);
+        if dropped > 0 {
+            warnings.push(format!("[DoomLoop] {dropped} more warnings were dropped."));
+        }
+        warnings
+    }
+
+    // ------------------------------------------------------------ events
+
+    /// A model response: its text is checked, then its calls are recorded
+    /// as one new round. Halted already (or by this text): every call is
+    /// refused with the halt text and none is recorded.
+    pub fn on_response(&mut self, response: Response) -> RoundOutcome {
+        let first = self.verdicts.len();
+        let text_verdict = response.text.as_ref().and_then(|text| self.on_text(text));
+        let mut outcome = RoundOutcome {
+            text_verdict,
+            ..RoundOutcome::default()
+        };
+        if response.calls.is_empty() {
+            // A text-only response ends the tool loop: no round.
+        } else if self.stop.is_some() {
+            self.round_state = RoundState::Sealed;
+            self.decisions.clear();
+            for call in response.calls {
+                let decision = self.sealed_decision(call);
+                self.decisions.insert(decision.id.clone(), decision.clone());
+                outcome.decisions.push(decision);
+            }
+        } else {
+            self.open_round();
+            outcome.round = self.round;
+            let identities: Vec<Identity> = response.calls.iter().map(|call| self.identity(call)).collect();
+            let declared: Vec<DeclaredCall> = response
+                .calls
+                .iter()
+                .zip(&identities)
+                .filter_map(|(call, identity)| match identity {
+                    Identity::Key { material, .. } => Some(DeclaredCall {
+                        tool_name: call.tool_name.clone(),
+                        key_material: material.clone(),
+                    }),
+                    Identity::Skip => None,
+                })
+                .collect();
+            for warning in self.monitor.declare_round(self.round as f64, &declared) {
+                self.warn(warning);
+            }
+            for (call, identity) in response.calls.into_iter().zip(identities) {
+                let decision = self.evaluate(call, identity);
+                outcome.decisions.push(decision);
+            }
+        }
+        outcome.halt = self.stop.clone();
+        outcome.verdicts = self.verdicts[first..].to_vec();
+        outcome
+    }
+
+    /// One call the host could not see with its response (it learns of
+    /// calls one at a time): recorded into the current round, undeclared,
+    /// opening a new round when none is open ([`Session::end_round`]).
+    pub fn on_call(&mut self, call: Call) -> Decision {
+        match self.round_state {
+            RoundState::Sealed => {
+                let decision = self.sealed_decision(call);
+                self.decisions.insert(decision.id.clone(), decision.clone());
+                return decision;
+            }
+            RoundState::Closed if self.stop.is_some() => {
+                self.round_state = RoundState::Sealed;
+                self.decisions.clear();
+                let decision = self.sealed_decision(call);
+                self.decisions.insert(decision.id.clone(), decision.clone());
+                return decision;
+            }
+            RoundState::Closed => self.open_round(),
+            RoundState::Open => {}
+        }
+        let identity = self.identity(&call);
+        self.evaluate(call, identity)
+    }
+
+    /// Closes the current round: the next [`Session::on_call`] opens a new
+    /// one. ([`Session::on_response`] always opens a new round.)
+    pub fn end_round(&mut self) {
+        if self.round_state != RoundState::Sealed || self.stop.is_none() {
+            self.round_state = RoundState::Closed;
+        }
+    }
+
+    /// A model response's text alone (e.g. when its calls are recorded
+    /// later with [`Session::on_response`], or a final answer).
+    pub fn on_text(&mut self, text: &JsString) -> Option<Verdict> {
+        let verdict = self.monitor.record_assistant_text(text)?;
+        self.apply(&verdict);
+        Some(verdict)
+    }
+
+    /// A server-side tool the provider ran (web search, …), recorded after
+    /// the fact in the current round: never refused; its identity is what
+    /// the host extracted from the output item.
+    pub fn on_server_tool(&mut self, tool_name: &JsString, identity: &Value) -> Option<Verdict> {
+        let options = RecordOptions::server_tool();
+        let round = self.round as f64;
+        let record = match self.monitor.record_tool_call(tool_name, identity, round, &options) {
+            Ok(record) => record,
+            Err(error) => {
+                self.warn(format!("[DoomLoop] a \"{tool_name}\" call cannot be fingerprinted; not monitoring it: {error}"));
+                return None;
+            }
+        };
+        let key = decision_key(tool_name, &record.fingerprint);
+        if record.duplicate_in_round {
+            return self.round_decisions.get(&key).and_then(|d| d.verdict.clone());
+        }
+        let decision = Decision {
+            id: JsString::new(),
+            tool_name: tool_name.clone(),
+            action: CallAction::Run,
+            verdict: record.verdict.clone(),
+            message: None,
+            fingerprint: Some(record.fingerprint.clone()),
+            streak: record.streak,
+            duplicate_in_round: false,
+            exempt: false,
+            malformed: false,
+        };
+        self.round_decisions.insert(key, decision);
+        let verdict = record.verdict?;
+        self.apply(&verdict);
+        Some(verdict)
+    }
+
+    /// The result of a call the session let run: `outcome` is the result's
+    /// identity (the tool's `loopOutputKey` material, `None` when it has
+    /// none), `failed` whether it failed. Feeds the opt-in outcome-aware
+    /// streaks, ledger and failure streak; a result for a call that was
+    /// refused, unknown, or already answered is ignored. Returns the
+    /// verdict it produced, if any (never a refusal: the call has run; a
+    /// `stop` halts before the next round).
+    pub fn on_result(&mut self, id: &JsString, outcome: Option<&Value>, failed: bool) -> Option<Verdict> {
+        let call = self.inflight.shift_remove(id)?;
+        let recorded = self
+            .monitor
+            .record_tool_result(&call.tool_name, &call.fingerprint, outcome, failed, call.round);
+        let verdict = match recorded {
+            Ok(verdict) => verdict,
+            Err(error) => {
+                self.warn(format!(
+                    "[DoomLoop] the result of a \"{}\" call cannot be fingerprinted; recording it without an outcome: {error}",
+                    call.tool_name
+                ));
+                self.monitor
+                    .record_tool_result(&call.tool_name, &call.fingerprint, None, failed, call.round)
+                    .ok()
+                    .flatten()
+            }
+        }?;
+        self.apply(&verdict);
+        Some(verdict)
+    }
+
+    /// One model response's spend (tokens, or cost), for the opt-in budget
+    /// guard. Once the run is halted the spend is kept, not the verdicts.
+    pub fn on_spend(&mut self, amount: f64) -> Option<Verdict> {
+        let verdict = self.monitor.record_spend(amount)?;
+        if self.stop.is_some() {
+            return None;
+        }
+        self.apply(&verdict);
+        Some(verdict)
+    }
+
+    /// A new user message: the run continues, so a halt is lifted (the
+    /// evidence stays), the cross-turn text streak restarts, and a round
+    /// in progress is closed.
+    pub fn on_user_turn(&mut self) {
+        self.stop = None;
+        self.restored_stop = None;
+        self.monitor.reset_text_streak();
+        self.round_state = RoundState::Closed;
+    }
+
+    /// Re-arms the halt of the restored state, for a resume that only
+    /// answers pending approvals (a halted run stays halted then).
+    pub fn resume_halt(&mut self) {
+        if let Some(verdict) = self.restored_stop.take() {
+            self.stop = Some(verdict);
+        }
+    }
+
+    // ------------------------------------------------------ the requests
+
+    /// Would recording `calls` as the next round halt the run? Answered on
+    /// a copy: the session is unchanged (a host that must decide to stop
+    /// before the round runs asks this, then records the round).
+    pub fn would_halt(&self, calls: &[Call]) -> bool {
+        if self.stop.is_some() || calls.is_empty() {
+            return self.stop.is_some();
+        }
+        let mut scratch = self.clone();
+        scratch.on_response(Response {
+            text: None,
+            calls: calls.to_vec(),
+        })
+        .halt
+        .is_some()
+    }
+
+    /// The queued steer guidance, joined by newlines, consumed.
+    pub fn take_guidance(&mut self) -> Option<JsString> {
+        if self.steer.is_empty() {
+            return None;
+        }
+        let mut guidance = JsString::new();
+        for (i, message) in self.steer.drain(..).enumerate() {
+            if i > 0 {
+                guidance.push_str("\n");
+            }
+            guidance.push_js(&message);
+        }
+        Some(guidance)
+    }
+
+    /// Takes a pending escalation: true when the next request must run on
+    /// the escalation model (the budget is then spent). `apply: false`
+    /// drops it unspent (e.g. the next request is the run's final answer).
+    pub fn take_escalation(&mut self, apply: bool) -> bool {
+        if self.escalation.take().is_none() || !apply || !self.monitor.can_escalate() {
+            return false;
+        }
+        self.monitor.consume_escalation();
+        true
+    }
+
+    /// What the next model request must carry, consumed once: the steer
+    /// guidance and whether it runs on the escalation model.
+    pub fn next_request(&mut self) -> RequestPatch {
+        let escalate = self.take_escalation(self.stop.is_none());
+        RequestPatch {
+            guidance: self.take_guidance(),
+            escalate,
+        }
+    }
+
+    // ---------------------------------------------------------- read side
+
+    /// The verdict that halted the run, if one has.
+    pub fn halt(&self) -> Option<&Verdict> {
+        self.stop.as_ref()
+    }
+
+    /// What the model reads for a call not executed because the run is
+    /// halted (`None` when it is not).
+    pub fn halt_text(&self) -> Option<JsString> {
+        self.stop.as_ref().map(|stop| halt_text(Some(stop)))
+    }
+
+    /// Every verdict so far, in order.
+    pub fn verdicts(&self) -> &[Verdict] {
+        &self.verdicts
+    }
+
+    /// The decision for a call of the current round, by id.
+    pub fn decision(&self, id: &JsString) -> Option<&Decision> {
+        self.decisions.get(id)
+    }
+
+    /// The tool of a call that ran and awaits its result; `None` once
+    /// answered (or refused, or of an earlier round).
+    pub fn pending_tool(&self, id: &JsString) -> Option<&JsString> {
+        self.inflight.get(id).map(|call| &call.tool_name)
+    }
+
+    /// Steer guidance waiting for the next request.
+    pub fn pending_guidance(&self) -> &[JsString] {
+        &self.steer
+    }
+
+    /// The state to persist: the reference's `doomLoop` object —
+    /// `getState()` plus `stopVerdict` when halted and `pendingSteer` when
+    /// guidance is waiting — and the session's round counter and calls
+    /// awaiting results under [`SESSION_STATE_KEY`].
+    pub fn state(&self) -> Value {
+        json::state(self)
+    }
+
+    /// [`Session::state`] as JSON text.
+    pub fn state_json(&self) -> String {
+        json::state_json(self)
+    }
+
+    // ----------------------------------------------------------- internal
+
+    fn open_round(&mut self) {
+        self.round += 1;
+        self.round_state = RoundState::Open;
+        self.round_decisions.clear();
+        self.decisions.clear();
+        // Calls that never reported (refused by a later hook, paused).
+        self.inflight.clear();
+    }
+
+    fn sealed_decision(&self, call: Call) -> Decision {
+        Decision {
+            id: call.id,
+            tool_name: call.tool_name,
+            action: if self.options.capabilities.refuse {
+                CallAction::Refuse
+            } else {
+                CallAction::Run
+            },
+            verdict: None,
+            message: Some(halt_text(self.stop.as_ref())),
+            fingerprint: None,
+            streak: 0.0,
+            duplicate_in_round: false,
+            exempt: false,
+            malformed: call.malformed,
+        }
+    }
+
+    /// Resolves one call's identity once.
+    fn identity(&mut self, call: &Call) -> Identity {
+        if call.malformed {
+            return Identity::Key {
+                material: call.args.clone(),
+                fallback: None,
+            };
+        }
+        let with_fallback = |material: Value| {
+            let fallback = (material != call.args).then(|| call.args.clone());
+            Identity::Key { material, fallback }
+        };
+        match &call.key {
+            CallKey::Exempt => Identity::Skip,
+            CallKey::Material(material) => with_fallback(material.clone()),
+            CallKey::Declared => {
+                let declaration = match self.options.loop_keys.get_js(&call.tool_name) {
+                    Some(Value::Undefined) | None => LoopKey::Absent,
+                    Some(value) => LoopKey::Declared(value),
+                };
+                match resolve_loop_key_material(declaration, &call.args) {
+                    Ok(LoopKeyResolution::Exempt) => Identity::Skip,
+                    Ok(LoopKeyResolution::Key(material)) => with_fallback(material),
+                    Ok(LoopKeyResolution::Fallback { key_material, warning }) => {
+                        self.warn(format!("[DoomLoop] \"{}\": {warning}", call.tool_name));
+                        with_fallback(key_material)
+                    }
+                    Err(error) => {
+                        self.warn(format!(
+                            "[DoomLoop] the loop identity of a \"{}\" call could not be resolved; not monitoring it: {error}",
+                            call.tool_name
+                        ));
+                        Identity::Skip
+                    }
+                }
+            }
+        }
+    }
+
+    /// Records one call with the reference's fallback chain (the identity,
+    /// then the full arguments, then no detection); an in-round duplicate
+    /// reuses the first decision.
+    fn evaluate(&mut self, call: Call, identity: Identity) -> Decision {
+        let mut decision = Decision {
+            id: call.id,
+            tool_name: call.tool_name,
+            action: CallAction::Run,
+            verdict: None,
+            message: None,
+            fingerprint: None,
+            streak: 0.0,
+            duplicate_in_round: false,
+            exempt: false,
+            malformed: call.malformed,
+        };
+        let Identity::Key { material, fallback } = identity else {
+            decision.exempt = true;
+            self.decisions.insert(decision.id.clone(), decision.clone());
+            return decision;
+        };
+        let options = RecordOptions::default();
+        let round = self.round as f64;
+        let name = decision.tool_name.clone();
+        let record = match self.monitor.record_tool_call(&name, &material, round, &options) {
+            Ok(record) => Some(record),
+            Err(error) => match fallback {
+                None => {
+                    self.warn(format!("[DoomLoop] a \"{name}\" call cannot be fingerprinted; not monitoring it: {error}"));
+                    None
+                }
+                Some(args) => {
+                    self.warn(format!(
+                        "[DoomLoop] the loop key of a \"{name}\" call cannot be fingerprinted; using its full arguments: {error}"
+                    ));
+                    match self.monitor.record_tool_call(&name, &args, round, &options) {
+                        Ok(record) => Some(record),
+                        Err(error) => {
+                            self.warn(format!(
+                                "[DoomLoop] the arguments of a \"{name}\" call cannot be fingerprinted either; not monitoring it: {error}"
+                            ));
+                            None
+                        }
+                    }
+                }
+            },
+        };
+        let Some(record) = record else {
+            self.decisions.insert(decision.id.clone(), decision.clone());
+            return decision;
+        };
+        let key = decision_key(&name, &record.fingerprint);
+        decision.fingerprint = Some(record.fingerprint.clone());
+        decision.streak = record.streak;
+        if record.duplicate_in_round {
+            decision.duplicate_in_round = true;
+            if let Some(first) = self.round_decisions.get(&key) {
+                decision.action = first.action;
+                decision.verdict = first.verdict.clone();
+                decision.message = first.message.clone();
+                decision.streak = first.streak;
+            }
+        } else if let Some(verdict) = record.verdict {
+            if matches!(verdict.action, Action::Block | Action::Stop) {
+                decision.action = CallAction::Refuse;
+                decision.message = Some(refusal_text(&verdict, &name));
+            }
+            decision.verdict = Some(verdict.clone());
+            self.round_decisions.insert(key, decision.clone());
+            self.apply(&verdict);
+        } else {
+            self.round_decisions.insert(key, decision.clone());
+        }
+        if decision.action == CallAction::Run {
+            self.inflight.insert(
+                decision.id.clone(),
+                Inflight {
+                    tool_name: name,
+                    fingerprint: record.fingerprint,
+                    round,
+                },
+            );
+        }
+        self.decisions.insert(decision.id.clone(), decision.clone());
+        decision
+    }
+
+    /// A verdict's consequences: steer guidance, a pending escalation, a halt.
+    fn apply(&mut self, verdict: &Verdict) {
+        self.verdicts.push(verdict.clone());
+        let mut action = verdict.action;
+        let fingerprint_detector = matches!(&verdict.detector, Value::String(s) if *s == TOOL_FINGERPRINT);
+        if action == Action::Block && !fingerprint_detector {
+            action = Action::Observe;
+        }
+        match action {
+            Action::Steer => self.queue_steer(verdict.message.clone()),
+            Action::Escalate => {
+                // The first escalation of a window wins; a second must not spend budget twice.
+                if self.escalation.is_none() {
+                    self.escalation = Some(verdict.clone());
+                    let mut message = verdict.message.clone();
+                    message.push_str(" The next turn runs on a stronger model: use it to change course.");
+                    self.queue_steer(message);
+                }
+            }
+            Action::Stop => self.stop = Some(verdict.clone()),
+            Action::Observe | Action::Block => {}
+        }
+    }
+
+    fn queue_steer(&mut self, message: JsString) {
+        if !self.steer.contains(&message) {
+            self.steer.push(message);
+        }
+    }
+}

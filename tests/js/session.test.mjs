@@ -1,0 +1,181 @@
+// DoomLoopSession: the session engine's JS face, from every entry — every
+// rung, parallel duplicates, malformed and raw arguments, loop-key forms
+// (function, field list, false), results (async loopOutputKey awaited, a
+// second delivery ignored), capabilities, state round trip and the
+// reference's shape, observe-only after an internal error.
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { test } from 'node:test';
+import * as main from '../../pkg/node.mjs';
+import * as replayEntry from '../../pkg/replay-node.mjs';
+
+const { DoomLoopSession, DoomLoopMonitor, RECOMMENDED_DOOM_LOOP_OPTION, resolveDoomLoopOption } = main;
+
+function quietly(fn) {
+  const warnings = [];
+  const warn = console.warn;
+  console.warn = (...args) => warnings.push(args.map(String).join(' '));
+  try {
+    return { value: fn(), warnings };
+  } finally {
+    console.warn = warn;
+  }
+}
+
+const invoice = (id) => ({ id, toolName: 'get_invoice', args: { invoice_id: 'INV-2291' } });
+
+test('exported from the main, inline, CommonJS and replay entries', async () => {
+  const inline = await import('../../pkg/inline.mjs');
+  const required = createRequire(import.meta.url)('../../pkg/node.cjs');
+  for (const entry of [main, inline, required, replayEntry]) {
+    assert.equal(typeof entry.DoomLoopSession, 'function');
+    const session = new entry.DoomLoopSession();
+    const { decisions } = session.onResponse({ calls: [invoice('c1')] });
+    assert.equal(decisions[0].action, 'run');
+    session.free();
+  }
+});
+
+test('the reference ladder: observe, block with the verdict text, stop halts', () => {
+  const detected = [];
+  const session = new DoomLoopSession({ onDetected: (v) => detected.push(v.action) });
+  const rounds = [1, 2, 3, 4, 5, 6].map((i) => session.onResponse({ calls: [invoice(`c${i}`)] }));
+  assert.deepEqual(rounds.map((r) => r.decisions[0].verdict?.action ?? null), [null, 'observe', 'block', 'block', 'block', 'stop']);
+  assert.deepEqual(detected, ['observe', 'block', 'block', 'block', 'stop']);
+  assert.equal(rounds[2].decisions[0].action, 'refuse');
+  assert.equal(rounds[2].decisions[0].message, rounds[2].decisions[0].verdict.message);
+  assert.equal(rounds[5].halt.verdict.action, 'stop');
+  assert.equal(session.haltVerdict().action, 'stop');
+  const sealed = session.onResponse({ calls: [invoice('c7')] });
+  assert.equal(sealed.decisions[0].action, 'refuse');
+  assert.match(sealed.decisions[0].message, /^Not executed: this run was stopped by doom-loop detection\./);
+  assert.equal(session.decision('c7').action, 'refuse');
+});
+
+test('steer and escalate reach the next request, once', () => {
+  const session = new DoomLoopSession({
+    doomLoop: { ladder: { observe: 2, steer: 3, escalate: 4, block: 5, stop: 6 }, escalation: { model: 'big-model', maxEscalations: 1 } },
+  });
+  for (let i = 1; i <= 3; i++) session.onResponse({ calls: [invoice(`c${i}`)] });
+  const steer = session.nextRequest();
+  assert.equal(steer.model, null);
+  assert.match(steer.guidance, /Doom loop suspected/);
+  assert.deepEqual(session.nextRequest(), { guidance: null, model: null });
+  session.onResponse({ calls: [invoice('c4')] });
+  const escalate = session.nextRequest();
+  assert.equal(escalate.model, 'big-model');
+  assert.match(escalate.guidance, /stronger model/);
+  assert.equal(session.getState().escalationsUsed, 1);
+});
+
+test('a parallel fan-out of identical calls counts once and shares the first decision', () => {
+  const session = new DoomLoopSession();
+  let last;
+  for (let round = 1; round <= 3; round++) {
+    last = session.onResponse({ calls: ['a', 'b', 'c'].map((x) => invoice(`${round}${x}`)) });
+  }
+  assert.deepEqual(last.decisions.map((d) => [d.action, d.duplicateInRound]), [['refuse', false], ['refuse', true], ['refuse', true]]);
+  assert.equal(last.decisions[0].streak, 3);
+});
+
+test('raw argument text is parsed; text that is not JSON is a malformed call identified by it', () => {
+  const session = new DoomLoopSession();
+  const out = [1, 2, 3].map((i) =>
+    session.onResponse({ calls: [{ id: `r${i}`, toolName: 'run', args: '{"cmd":"ls"}' }, { id: `m${i}`, toolName: 'run', args: '{oops' }] }),
+  );
+  assert.equal(out[2].decisions[0].action, 'refuse');
+  assert.equal(out[2].decisions[1].malformed, true);
+  assert.equal(out[2].decisions[1].action, 'refuse');
+  assert.notEqual(out[0].decisions[0].fingerprint, out[0].decisions[1].fingerprint);
+});
+
+test('loop keys: a function (host-resolved), a field list and false (resolved in the core)', () => {
+  const session = new DoomLoopSession({
+    loopKeys: { get_invoice: ({ invoice_id }) => invoice_id.trim().toUpperCase(), shell: ['command'], now: false },
+  });
+  let last;
+  for (let i = 1; i <= 3; i++) {
+    last = session.onResponse({
+      calls: [
+        { id: `i${i}`, toolName: 'get_invoice', args: { invoice_id: i % 2 ? ' inv-1 ' : 'INV-1' } },
+        { id: `s${i}`, toolName: 'shell', args: { command: 'ls', ts: i } },
+        { id: `n${i}`, toolName: 'now', args: {} },
+      ],
+    });
+  }
+  assert.deepEqual(last.decisions.map((d) => d.action), ['refuse', 'refuse', 'run']);
+  assert.equal(last.decisions[2].exempt, true);
+  // The same identities as the monitor's fingerprints of the same key material.
+  const monitor = new DoomLoopMonitor(resolveDoomLoopOption(true));
+  assert.equal(last.decisions[0].fingerprint, monitor.recordToolCallSync('get_invoice', 'INV-1', 1).fingerprint);
+  monitor.free();
+});
+
+test('results: outcome-aware streaks, an async loopOutputKey awaited, a second delivery ignored', async () => {
+  const page = (session, i) => session.onResponse({ calls: [{ id: `p${i}`, toolName: 'scroll_down', args: {} }] }).decisions[0];
+  const sync = new DoomLoopSession({ doomLoop: RECOMMENDED_DOOM_LOOP_OPTION, loopOutputKeys: { scroll_down: (r) => r.lines } });
+  const asyncKeyed = new DoomLoopSession({ doomLoop: RECOMMENDED_DOOM_LOOP_OPTION, loopOutputKeys: { scroll_down: async (r) => r.lines } });
+  for (let i = 1; i <= 8; i++) {
+    assert.equal(page(sync, i).action, 'run');
+    assert.equal(page(asyncKeyed, i).action, 'run', `async page ${i}`);
+    sync.onResult(`p${i}`, { lines: `${i}00` });
+    sync.onResult(`p${i}`, { lines: `${i}00` });
+    const pending = asyncKeyed.onResult(`p${i}`, { lines: `${i}00` });
+    assert.equal(typeof pending.then, 'function');
+    await pending;
+  }
+  assert.deepEqual(sync.verdicts(), []);
+  assert.deepEqual(asyncKeyed.verdicts(), []);
+  // A thrown error is `{ error: message }` and a failure; an unknown id is ignored.
+  const failing = new DoomLoopSession({ doomLoop: { failures: true } });
+  for (let i = 1; i <= 3; i++) {
+    failing.onResponse({ calls: [{ id: `d${i}`, toolName: 'deploy', args: { v: i } }] });
+    failing.onResult(`d${i}`, undefined, { error: new Error('timeout') });
+    assert.equal(failing.onResult('nope', {}), null);
+  }
+  assert.equal(failing.getState().beyond.failures.deploy, 3);
+});
+
+test('a capability the host lacks skips its rung with one warning', () => {
+  const { value: session, warnings } = quietly(() => new DoomLoopSession({ capabilities: { refuse: false } }));
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0], /cannot refuse a tool call: the ladder rung "block" \(3\) is skipped/);
+  const third = [1, 2, 3].map((i) => session.onResponse({ calls: [invoice(`c${i}`)] }))[2];
+  assert.equal(third.decisions[0].action, 'run');
+  assert.equal(third.decisions[0].verdict.action, 'observe');
+});
+
+test('state: the reference shape, resumed by a session and by the reference monitor', () => {
+  const first = new DoomLoopSession();
+  for (let i = 1; i <= 4; i++) first.onResponse({ calls: [invoice(`c${i}`)] });
+  const state = JSON.parse(JSON.stringify(first.getState()));
+  assert.deepEqual(Object.keys(state), ['tools', 'session']);
+  assert.equal(state.tools.get_invoice.streak, 4);
+  const resumed = new DoomLoopSession({ state });
+  const fifth = resumed.onResponse({ calls: [invoice('c5')] });
+  assert.equal(fifth.decisions[0].streak, 5);
+  assert.equal(fifth.round, 5);
+  const monitor = new DoomLoopMonitor(resolveDoomLoopOption(true), state);
+  assert.equal(monitor.recordToolCallSync('get_invoice', { invoice_id: 'INV-2291' }, 99).streak, 5);
+  monitor.free();
+  // A corrupt blob: the reference's warning, a fresh session.
+  const { value: corrupt, warnings } = quietly(() => new DoomLoopSession({ state: 'garbage' }));
+  assert.equal(warnings.length, 1);
+  assert.equal(corrupt.onResponse({ calls: [invoice('x')] }).decisions[0].action, 'run');
+});
+
+test('detection off: every call runs; an internal error turns the session observe-only with one warning', () => {
+  const off = new DoomLoopSession({ doomLoop: false });
+  assert.equal(off.active, false);
+  assert.equal(off.onResponse({ calls: [invoice('a')] }).decisions[0].action, 'run');
+  assert.deepEqual(off.getState(), { tools: {} });
+
+  const session = new DoomLoopSession();
+  const hostile = { id: 'h', get toolName() { throw new Error('boom'); }, args: {} };
+  const { value, warnings } = quietly(() => [session.onResponse({ calls: [hostile] }), session.onResponse({ calls: [hostile] })]);
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0], /detection is off for the rest of this run/);
+  assert.equal(value[0].decisions[0].action, 'run');
+  assert.equal(session.active, false);
+  assert.throws(() => new DoomLoopSession({ doomLoop: { ladder: null } }), TypeError);
+});

@@ -1,0 +1,367 @@
+//! The session engine (`doom_loop::session`): every rung, in-round
+//! duplicates, malformed arguments, loop-key forms, results, capabilities,
+//! and state round trips (its own and the reference's shape).
+
+use doom_loop::json::{parse, to_json, Value};
+use doom_loop::ladder::Action;
+use doom_loop::session::{
+    Call, CallAction, CallKey, Capabilities, Response, Session, SessionOptions, SESSION_STATE_KEY,
+};
+use doom_loop::{resolve_doom_loop_option, DoomLoopMonitor, JsString, ResolvedConfig};
+
+fn config(option: &str) -> ResolvedConfig {
+    let option = parse(option).expect("option JSON");
+    resolve_doom_loop_option(Some(&option))
+        .result
+        .expect("valid option")
+        .expect("detection on")
+}
+
+fn args(text: &str) -> Value {
+    parse(text).expect("args JSON")
+}
+
+fn invoice(id: &str) -> Call {
+    Call::new(id, "get_invoice", args(r#"{"invoice_id":"INV-2291"}"#))
+}
+
+fn respond(session: &mut Session, calls: Vec<Call>) -> doom_loop::session::RoundOutcome {
+    session.on_response(Response { text: None, calls })
+}
+
+/// The action of the first decision's verdict per response, for `n` identical responses.
+fn ladder_run(session: &mut Session, n: usize) -> Vec<Option<Action>> {
+    (1..=n)
+        .map(|i| respond(session, vec![invoice(&format!("c{i}"))]).decisions[0].verdict.as_ref().map(|v| v.action))
+        .collect()
+}
+
+#[test]
+fn reference_defaults_observe_block_stop() {
+    let mut session = Session::new(ResolvedConfig::default(), SessionOptions::default());
+    let actions = ladder_run(&mut session, 6);
+    assert_eq!(
+        actions,
+        vec![None, Some(Action::Observe), Some(Action::Block), Some(Action::Block), Some(Action::Block), Some(Action::Stop)]
+    );
+    let halt = session.halt().expect("halted at the 6th call").clone();
+    assert_eq!(halt.action, Action::Stop);
+    // A later response is sealed: refused with the halt text, not recorded.
+    let streak_before = to_json(&session.state());
+    let sealed = respond(&mut session, vec![invoice("c7")]);
+    assert_eq!(sealed.decisions[0].action, CallAction::Refuse);
+    assert!(sealed.decisions[0].message.as_ref().unwrap().to_string().starts_with("Not executed: this run was stopped"));
+    assert_eq!(sealed.round, 0);
+    assert_eq!(to_json(&session.state()), streak_before);
+}
+
+#[test]
+fn block_refuses_with_the_verdict_text() {
+    let mut session = Session::new(ResolvedConfig::default(), SessionOptions::default());
+    ladder_run(&mut session, 2);
+    let third = respond(&mut session, vec![invoice("c3")]);
+    let decision = &third.decisions[0];
+    assert_eq!(decision.action, CallAction::Refuse);
+    assert_eq!(decision.message.as_ref(), Some(&decision.verdict.as_ref().unwrap().message));
+    assert!(third.halt.is_none());
+}
+
+#[test]
+fn steer_and_escalate_shape_the_next_request() {
+    let cfg = config(r#"{"ladder":{"observe":2,"steer":3,"escalate":4,"block":5,"stop":6},"escalation":{"model":"big","maxEscalations":1}}"#);
+    let mut session = Session::new(cfg, SessionOptions::default());
+    let actions = ladder_run(&mut session, 3);
+    assert_eq!(actions[2], Some(Action::Steer));
+    let patch = session.next_request();
+    assert!(patch.guidance.is_some());
+    assert!(!patch.escalate);
+    // Consumed once.
+    assert_eq!(session.next_request().guidance, None);
+    let fourth = respond(&mut session, vec![invoice("c4")]);
+    assert_eq!(fourth.decisions[0].verdict.as_ref().unwrap().action, Action::Escalate);
+    assert_eq!(fourth.decisions[0].action, CallAction::Run);
+    let patch = session.next_request();
+    assert!(patch.escalate);
+    assert!(patch.guidance.unwrap().to_string().ends_with("The next turn runs on a stronger model: use it to change course."));
+    assert_eq!(to_json(&session.state()).contains("\"escalationsUsed\":1"), true);
+    // Budget spent: the next escalate streak falls through to a weaker rung.
+    let mut session2 = session.clone();
+    respond(&mut session2, vec![Call::new("x", "other", args("{}"))]);
+    assert!(!session2.next_request().escalate);
+}
+
+#[test]
+fn steer_guidance_is_deduplicated() {
+    let cfg = config(r#"{"ladder":{"observe":false,"steer":2,"block":false,"stop":false}}"#);
+    let mut session = Session::new(cfg, SessionOptions::default());
+    // Two tools, each steered in the same round: per-call texts differ by tool only.
+    for round in 0..3 {
+        let a = Call::new(format!("a{round}"), "a", args("{}"));
+        let a2 = Call::new(format!("b{round}"), "a", args(r#"{"x":1}"#));
+        respond(&mut session, vec![a, a2]);
+    }
+    let pending = session.pending_guidance().len();
+    let guidance = session.take_guidance().unwrap().to_string();
+    assert_eq!(guidance.lines().count(), pending);
+    let unique: std::collections::HashSet<&str> = guidance.lines().collect();
+    assert_eq!(unique.len(), pending, "no message twice: {guidance}");
+}
+
+#[test]
+fn parallel_duplicates_count_once_and_share_the_first_decision() {
+    let mut session = Session::new(ResolvedConfig::default(), SessionOptions::default());
+    let mut last = None;
+    for round in 1..=3 {
+        let out = respond(&mut session, vec![invoice(&format!("{round}a")), invoice(&format!("{round}b")), invoice(&format!("{round}c"))]);
+        assert!(!out.decisions[0].duplicate_in_round);
+        assert!(out.decisions[1].duplicate_in_round && out.decisions[2].duplicate_in_round);
+        assert_eq!(out.decisions[0].action, out.decisions[1].action);
+        assert_eq!(out.decisions[0].verdict, out.decisions[2].verdict);
+        last = Some(out);
+    }
+    // Three rounds of a triple fan-out: streak 3 (block), not 9.
+    let out = last.unwrap();
+    assert_eq!(out.decisions[0].streak, 3.0);
+    assert_eq!(out.decisions[2].action, CallAction::Refuse);
+    // The verdicts of a round are reported once.
+    assert_eq!(out.verdicts.len(), 1);
+}
+
+#[test]
+fn malformed_arguments_are_identified_by_their_text() {
+    let mut session = Session::new(ResolvedConfig::default(), SessionOptions::default());
+    let mut actions = Vec::new();
+    for round in 1..=3 {
+        let out = respond(&mut session, vec![Call::malformed(format!("m{round}"), "run", "{not json")]);
+        assert!(out.decisions[0].malformed);
+        actions.push(out.decisions[0].action);
+    }
+    assert_eq!(actions, vec![CallAction::Run, CallAction::Run, CallAction::Refuse]);
+    // Other raw text: another identity.
+    let out = respond(&mut session, vec![Call::malformed("m4", "run", "{other")]);
+    assert_eq!(out.decisions[0].streak, 1.0);
+}
+
+#[test]
+fn loop_key_forms() {
+    let mut loop_keys = doom_loop::json::Object::new();
+    loop_keys.insert(JsString::from("shell"), args(r#"["command"]"#));
+    loop_keys.insert(JsString::from("clock"), Value::Bool(false));
+    loop_keys.insert(JsString::from("odd"), args("42"));
+    let options = SessionOptions {
+        loop_keys,
+        ..SessionOptions::default()
+    };
+    let mut session = Session::new(ResolvedConfig::default(), options);
+    let mut shell = Vec::new();
+    for round in 1..=3 {
+        // The field list ignores `ts`: the same command repeats.
+        let call = Call::new(format!("s{round}"), "shell", args(&format!(r#"{{"command":"ls","ts":{round}}}"#)));
+        let clock = Call::new(format!("k{round}"), "clock", args("{}"));
+        let mut host = Call::new(format!("h{round}"), "lookup", args(&format!(r#"{{"id":"A","nonce":{round}}}"#)));
+        host.key = CallKey::Material(args(r#""A""#));
+        let mut exempt = Call::new(format!("e{round}"), "lookup2", args("{}"));
+        exempt.key = CallKey::Exempt;
+        let out = respond(&mut session, vec![call, clock, host, exempt]);
+        assert!(out.decisions[1].exempt && out.decisions[3].exempt);
+        assert_eq!(out.decisions[2].streak, round as f64, "host-resolved key material repeats");
+        shell.push(out.decisions[0].action);
+    }
+    assert_eq!(shell[2], CallAction::Refuse);
+    // An unsupported shape falls back to the full arguments, with the reference's warning.
+    let warnings = session.take_warnings();
+    let out = respond(&mut session, vec![Call::new("o", "odd", args("{}"))]);
+    assert!(!out.decisions[0].exempt);
+    let warnings: Vec<String> = warnings.into_iter().chain(session.take_warnings()).collect();
+    assert!(warnings.iter().any(|w| w.contains("loopKey has unsupported shape (number)")), "{warnings:?}");
+    // A field list on non-object arguments: not monitored, with a warning.
+    let out = respond(&mut session, vec![Call::new("s", "shell", args("3"))]);
+    assert!(out.decisions[0].exempt);
+    assert!(session.take_warnings().iter().any(|w| w.contains("could not be resolved")));
+}
+
+#[test]
+fn unhashable_key_material_falls_back_to_the_arguments() {
+    let mut session = Session::new(ResolvedConfig::default(), SessionOptions::default());
+    let mut call = Call::new("u", "t", args(r#"{"a":1}"#));
+    call.key = CallKey::Material(Value::BigInt);
+    let out = respond(&mut session, vec![call]);
+    assert!(out.decisions[0].fingerprint.is_some());
+    assert!(session.take_warnings().iter().any(|w| w.contains("using its full arguments")));
+    let out = respond(&mut session, vec![Call::new("v", "t", Value::BigInt)]);
+    assert!(out.decisions[0].fingerprint.is_none() && out.decisions[0].action == CallAction::Run);
+}
+
+#[test]
+fn text_stop_halts_before_the_responses_calls() {
+    let cfg = config(r#"{"ladder":{"observe":2,"block":false,"stop":3}}"#);
+    let mut session = Session::new(cfg, SessionOptions::default());
+    let text = JsString::from("I will check the invoice again.");
+    for i in 1..=3 {
+        let out = session.on_response(Response {
+            text: Some(text.clone()),
+            calls: vec![Call::new(format!("c{i}"), "t", args(&format!(r#"{{"i":{i}}}"#)))],
+        });
+        if i == 3 {
+            assert_eq!(out.text_verdict.as_ref().unwrap().action, Action::Stop);
+            assert!(out.halt.is_some());
+            assert_eq!(out.decisions[0].action, CallAction::Refuse);
+            assert!(out.decisions[0].fingerprint.is_none(), "halted before it ran: not recorded");
+        }
+    }
+}
+
+#[test]
+fn results_feed_outcome_streaks_once_per_call() {
+    let cfg = config(r#"{"outcomes":true}"#);
+    // A paging tool whose every page is new is progress: never blocked.
+    let mut session = Session::new(cfg.clone(), SessionOptions::default());
+    for page in 1..=8 {
+        let out = respond(&mut session, vec![Call::new(format!("p{page}"), "scroll_down", args("{}"))]);
+        assert_eq!(out.decisions[0].action, CallAction::Run, "page {page}");
+        let result = Value::String(JsString::from(format!("lines {page}")));
+        session.on_result(&JsString::from(format!("p{page}")), Some(&result), false);
+        // Delivered twice: ignored.
+        session.on_result(&JsString::from(format!("p{page}")), Some(&result), false);
+    }
+    // An A/B oscillation delivered twice per call is still a loop.
+    let run = |deliveries: usize| {
+        let mut session = Session::new(cfg.clone(), SessionOptions::default());
+        let mut actions = Vec::new();
+        for round in 1..=8 {
+            let id = JsString::from(format!("q{round}"));
+            let out = respond(&mut session, vec![Call::new(id.clone(), "poll", args("{}"))]);
+            actions.push(out.decisions[0].verdict.as_ref().map(|v| v.action));
+            let result = Value::String(JsString::from(if round % 2 == 1 { "A" } else { "B" }));
+            for _ in 0..deliveries {
+                session.on_result(&id, Some(&result), false);
+            }
+        }
+        actions
+    };
+    assert_eq!(run(1), run(2));
+    // A refused call's result is not evidence.
+    let mut session = Session::new(ResolvedConfig::default(), SessionOptions::default());
+    ladder_run(&mut session, 3);
+    assert!(session.pending_tool(&JsString::from("c3")).is_none());
+}
+
+#[test]
+fn failures_halt_after_the_round() {
+    let cfg = config(r#"{"failures":true}"#);
+    let mut session = Session::new(cfg, SessionOptions::default());
+    let error = args(r#"{"error":"timeout"}"#);
+    for round in 1..=6 {
+        let id = JsString::from(format!("d{round}"));
+        let out = respond(&mut session, vec![Call::new(id.clone(), "deploy", args(&format!(r#"{{"v":{round}}}"#)))]);
+        assert_eq!(out.decisions[0].action, CallAction::Run);
+        session.on_result(&id, Some(&error), true);
+    }
+    assert_eq!(session.halt().map(|v| v.action), Some(Action::Stop));
+    assert_eq!(session.halt().unwrap().opt_in_detector, Some("tool-failure"));
+}
+
+#[test]
+fn lone_calls_open_rounds_until_ended() {
+    let mut session = Session::new(ResolvedConfig::default(), SessionOptions::default());
+    let mut actions = Vec::new();
+    for round in 1..=3 {
+        let first = session.on_call(invoice(&format!("{round}a")));
+        let dup = session.on_call(invoice(&format!("{round}b")));
+        assert!(dup.duplicate_in_round);
+        assert_eq!(session.round(), round);
+        session.end_round();
+        actions.push(first.action);
+    }
+    assert_eq!(actions, vec![CallAction::Run, CallAction::Run, CallAction::Refuse]);
+    assert_eq!(session.decision(&JsString::from("3b")).map(|d| d.action), Some(CallAction::Refuse));
+}
+
+#[test]
+fn would_halt_previews_without_changing_anything() {
+    let mut session = Session::new(ResolvedConfig::default(), SessionOptions::default());
+    ladder_run(&mut session, 5);
+    let before = to_json(&session.state());
+    assert!(session.would_halt(&[invoice("c6")]));
+    assert!(!session.would_halt(&[Call::new("x", "other", args("{}"))]));
+    assert_eq!(to_json(&session.state()), before);
+}
+
+#[test]
+fn capabilities_skip_rungs_with_one_warning() {
+    let options = SessionOptions {
+        capabilities: Capabilities {
+            refuse: false,
+            escalate: false,
+            ..Capabilities::default()
+        },
+        ..SessionOptions::default()
+    };
+    let cfg = config(r#"{"ladder":{"escalate":2},"escalation":{"model":"big"}}"#);
+    let mut session = Session::new(cfg, options);
+    let warnings = session.take_warnings();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings[0].contains("cannot refuse a tool call") && warnings[0].contains("\"block\" (3)"));
+    assert!(warnings[1].contains("\"escalate\" (2)"));
+    assert!(session.take_warnings().is_empty(), "said once");
+    let actions = ladder_run(&mut session, 5);
+    assert_eq!(actions[2], Some(Action::Observe), "block skipped: falls through");
+    assert!(!session.next_request().escalate);
+}
+
+#[test]
+fn state_round_trips_and_continues_the_streak() {
+    let cfg = config(r#"{"outcomes":true,"failures":true}"#);
+    let mut straight = Session::new(cfg.clone(), SessionOptions::default());
+    let mut resumed = Session::new(cfg.clone(), SessionOptions::default());
+    for round in 1..=6 {
+        let calls = || vec![invoice(&format!("c{round}")), Call::new(format!("f{round}"), "fetch", args(&format!(r#"{{"u":{round}}}"#)))];
+        let a = respond(&mut straight, calls());
+        let b = respond(&mut resumed, calls());
+        assert_eq!(a.decisions, b.decisions, "round {round}");
+        let error = args(r#"{"error":"x"}"#);
+        straight.on_result(&JsString::from(format!("f{round}")), Some(&error), true);
+        // Persisted with a result outstanding, as JSON text, and resumed.
+        let text = resumed.state_json();
+        resumed = Session::restore(cfg.clone(), SessionOptions::default(), &parse(&text).unwrap());
+        assert!(resumed.take_warnings().is_empty());
+        resumed.on_result(&JsString::from(format!("f{round}")), Some(&error), true);
+        assert_eq!(straight.state_json(), resumed.state_json(), "round {round}");
+    }
+    assert_eq!(straight.halt(), resumed.halt());
+    assert!(straight.halt().is_some());
+}
+
+#[test]
+fn the_state_is_the_reference_shape_and_the_reference_resumes_it() {
+    let mut session = Session::new(ResolvedConfig::default(), SessionOptions::default());
+    ladder_run(&mut session, 6);
+    let state = session.state();
+    let object = state.as_object().unwrap();
+    let keys: Vec<String> = object.iter().map(|(k, _)| k.to_string()).collect();
+    assert_eq!(keys, vec!["tools", "stopVerdict", SESSION_STATE_KEY]);
+    // A reference monitor resumes it (extra keys ignored) to the same detector state.
+    let mut monitor = DoomLoopMonitor::new(ResolvedConfig::default());
+    assert!(monitor.restore(&state).is_empty());
+    assert_eq!(to_json(&monitor.get_state()), to_json(&session.monitor().get_state()));
+    // A reference blob resumes into a session: the streak continues.
+    let reference = parse(r#"{"tools":{"get_invoice":{"fingerprint":"x","streak":4}},"pendingSteer":["keep going"],"stopVerdict":{"detector":"tool-fingerprint","action":"stop","streak":6,"fingerprint":"f","toolName":"get_invoice","message":"m"}}"#).unwrap();
+    let mut resumed = Session::restore(ResolvedConfig::default(), SessionOptions::default(), &reference);
+    assert!(resumed.halt().is_none(), "a fresh turn does not re-arm a halt");
+    assert_eq!(resumed.take_guidance().map(|g| g.to_string()), Some("keep going".to_string()));
+    resumed.resume_halt();
+    assert_eq!(resumed.halt().map(|v| v.streak), Some(6.0));
+    resumed.on_user_turn();
+    assert!(resumed.halt().is_none());
+}
+
+#[test]
+fn corrupt_state_fails_open() {
+    for blob in [r#"null"#, r#"[1,2]"#, r#"{"tools":7,"session":{"round":-1,"inflight":"x"},"stopVerdict":{"action":"nope"}}"#, r#""text""#] {
+        let mut session = Session::restore(ResolvedConfig::default(), SessionOptions::default(), &parse(blob).unwrap());
+        assert_eq!(session.round(), 0);
+        assert!(session.halt().is_none());
+        let out = respond(&mut session, vec![invoice("c")]);
+        assert_eq!(out.decisions[0].action, CallAction::Run);
+    }
+}

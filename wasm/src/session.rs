@@ -1,0 +1,280 @@
+//! The session engine's binding (`doom_loop::session`), in both modules:
+//! the shim's `DoomLoopSession` (js/session.js) wraps it. Events arrive as
+//! lowered JS values; every answer is JSON `{"value": …, "warnings": […]}`
+//! (`warnings` only when there are some: the host prints them).
+
+use doom_loop::json::{write_json_string, Object, Value};
+use doom_loop::session::{
+    verdicts_json, Call, CallKey, Capabilities, Response, Session as CoreSession, SessionOptions,
+};
+use doom_loop::{Error, ErrorKind, JsString, ResolvedConfig};
+use wasm_bindgen::prelude::*;
+
+use crate::{json_strings, lowered, lowered_string, Result};
+
+fn invalid(message: &str) -> Error {
+    Error::new(ErrorKind::Type, message)
+}
+
+fn field<'a>(object: &'a Object, name: &str) -> Option<&'a Value> {
+    object.get(name).filter(|v| !matches!(v, Value::Undefined | Value::Null))
+}
+
+fn options_from(value: &Value) -> SessionOptions {
+    let Some(object) = value.as_object() else {
+        return SessionOptions::default();
+    };
+    let loop_keys = field(object, "loopKeys").and_then(Value::as_object).cloned().unwrap_or_default();
+    let caps = field(object, "capabilities").and_then(Value::as_object);
+    // A capability is there unless the host says `false`.
+    let has = |name: &str| !matches!(caps.and_then(|c| c.get(name)), Some(Value::Bool(false)));
+    SessionOptions {
+        loop_keys,
+        capabilities: Capabilities {
+            refuse: has("refuse"),
+            stop: has("stop"),
+            steer: has("steer"),
+            escalate: has("escalate"),
+        },
+    }
+}
+
+/// A call from `{id, toolName, args, malformed?, key?}`: `key` is
+/// `"exempt"` or `{material}` when the host resolved the identity.
+fn call_from(value: &Value) -> std::result::Result<Call, Error> {
+    let object = value.as_object().ok_or_else(|| invalid("a session call must be an object"))?;
+    let string = |name: &str| match object.get(name) {
+        Some(Value::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let tool_name = string("toolName").ok_or_else(|| invalid("a session call needs a string toolName"))?;
+    let id = string("id").unwrap_or_default();
+    let key = match object.get("key") {
+        Some(Value::String(s)) if *s == "exempt" => CallKey::Exempt,
+        Some(Value::Object(key)) => CallKey::Material(key.get("material").cloned().unwrap_or(Value::Undefined)),
+        _ => CallKey::Declared,
+    };
+    Ok(Call {
+        id,
+        tool_name,
+        args: object.get("args").cloned().unwrap_or(Value::Undefined),
+        malformed: object.get("malformed").is_some_and(Value::is_truthy),
+        key,
+    })
+}
+
+fn calls_from(value: &Value) -> std::result::Result<Vec<Call>, Error> {
+    match value {
+        Value::Array(items) => items.iter().map(call_from).collect(),
+        Value::Undefined | Value::Null => Ok(Vec::new()),
+        _ => Err(invalid("session calls must be an array")),
+    }
+}
+
+fn verdict_json(verdict: Option<&doom_loop::Verdict>) -> String {
+    verdict.map_or_else(|| "null".to_string(), |v| v.to_json())
+}
+
+/// One session (the shim's `DoomLoopSession`).
+#[wasm_bindgen]
+pub struct Session {
+    inner: CoreSession,
+}
+
+impl Session {
+    /// `{"value": body, "warnings": [...]}` with the warnings taken.
+    fn answer(&mut self, body: &str) -> String {
+        let warnings = self.inner.take_warnings();
+        let mut out = String::with_capacity(body.len() + 16);
+        out.push_str("{\"value\":");
+        out.push_str(body);
+        if !warnings.is_empty() {
+            out.push_str(",\"warnings\":");
+            out.push_str(&json_strings(&warnings));
+        }
+        out.push('}');
+        out
+    }
+}
+
+#[wasm_bindgen]
+impl Session {
+    /// A session over a lowered resolved config, lowered options
+    /// `{loopKeys, capabilities}` and a lowered state (`undefined`: fresh).
+    #[wasm_bindgen(constructor)]
+    pub fn new(config: &str, options: &str, state: &str) -> Result<Session> {
+        let config = ResolvedConfig::from_value(&lowered(config)?)?;
+        let options = options_from(&lowered(options)?);
+        let inner = match lowered(state)? {
+            Value::Undefined => CoreSession::new(config, options),
+            state => CoreSession::restore(config, options, &state),
+        };
+        Ok(Session { inner })
+    }
+
+    /// The warnings since the last answer (the constructor's, first).
+    #[wasm_bindgen(js_name = takeWarnings)]
+    pub fn take_warnings(&mut self) -> String {
+        json_strings(&self.inner.take_warnings())
+    }
+
+    /// `onResponse` over a lowered `{text, calls}`; the round outcome.
+    #[wasm_bindgen(js_name = onResponse)]
+    pub fn on_response(&mut self, response: &str) -> Result<String> {
+        let response = lowered(response)?;
+        let object = response.as_object().ok_or_else(|| invalid("a response must be an object"))?;
+        let text = match object.get("text") {
+            Some(Value::String(s)) => Some(s.clone()),
+            _ => None,
+        };
+        let calls = calls_from(object.get("calls").unwrap_or(&Value::Undefined))?;
+        let outcome = self.inner.on_response(Response { text, calls });
+        Ok(self.answer(&outcome.to_json()))
+    }
+
+    /// One call seen alone (recorded into the current round); its decision.
+    #[wasm_bindgen(js_name = onCall)]
+    pub fn on_call(&mut self, call: &str) -> Result<String> {
+        let call = call_from(&lowered(call)?)?;
+        let decision = self.inner.on_call(call);
+        Ok(self.answer(&decision.to_json()))
+    }
+
+    /// Closes the current round.
+    #[wasm_bindgen(js_name = endRound)]
+    pub fn end_round(&mut self) {
+        self.inner.end_round();
+    }
+
+    /// A response's text alone (a JSON string literal); the verdict or null.
+    #[wasm_bindgen(js_name = onText)]
+    pub fn on_text(&mut self, text: &str) -> Result<String> {
+        let text = lowered_string(text)?;
+        let verdict = self.inner.on_text(&text);
+        Ok(self.answer(&verdict_json(verdict.as_ref())))
+    }
+
+    /// A server tool's record (name as a JSON string, lowered identity).
+    #[wasm_bindgen(js_name = onServerTool)]
+    pub fn on_server_tool(&mut self, tool_name: &str, identity: &str) -> Result<String> {
+        let name = lowered_string(tool_name)?;
+        let verdict = self.inner.on_server_tool(&name, &lowered(identity)?);
+        Ok(self.answer(&verdict_json(verdict.as_ref())))
+    }
+
+    /// A call's result (id as a JSON string; lowered outcome, `undefined`
+    /// when the tool declares none); the verdict or null.
+    #[wasm_bindgen(js_name = onResult)]
+    pub fn on_result(&mut self, id: &str, outcome: &str, failed: bool) -> Result<String> {
+        let id = lowered_string(id)?;
+        let outcome = lowered(outcome)?;
+        let outcome = (!matches!(outcome, Value::Undefined)).then_some(&outcome);
+        let verdict = self.inner.on_result(&id, outcome, failed);
+        Ok(self.answer(&verdict_json(verdict.as_ref())))
+    }
+
+    /// One response's spend; the verdict or null.
+    #[wasm_bindgen(js_name = onSpend)]
+    pub fn on_spend(&mut self, amount: f64) -> String {
+        let verdict = self.inner.on_spend(amount);
+        self.answer(&verdict_json(verdict.as_ref()))
+    }
+
+    /// A new user turn.
+    #[wasm_bindgen(js_name = onUserTurn)]
+    pub fn on_user_turn(&mut self) {
+        self.inner.on_user_turn();
+    }
+
+    /// Resumes a lowered persisted state in place.
+    pub fn resume(&mut self, state: &str) -> Result<String> {
+        let state = lowered(state)?;
+        self.inner.resume(&state);
+        Ok(self.answer("null"))
+    }
+
+    /// The text of a call not executed because the run is halted (a JSON string), or null.
+    #[wasm_bindgen(js_name = haltText)]
+    pub fn halt_text(&self) -> String {
+        let mut out = String::new();
+        match self.inner.halt_text() {
+            Some(text) => write_json_string(&text, &mut out),
+            None => out.push_str("null"),
+        }
+        out
+    }
+
+    /// Re-arms a restored halt.
+    #[wasm_bindgen(js_name = resumeHalt)]
+    pub fn resume_halt(&mut self) {
+        self.inner.resume_halt();
+    }
+
+    /// Would these lowered calls, as the next round, halt the run?
+    #[wasm_bindgen(js_name = wouldHalt)]
+    pub fn would_halt(&self, calls: &str) -> Result<bool> {
+        Ok(self.inner.would_halt(&calls_from(&lowered(calls)?)?))
+    }
+
+    /// The queued guidance (a JSON string or null), consumed.
+    #[wasm_bindgen(js_name = takeGuidance)]
+    pub fn take_guidance(&mut self) -> String {
+        let mut out = String::new();
+        match self.inner.take_guidance() {
+            Some(text) => write_json_string(&text, &mut out),
+            None => out.push_str("null"),
+        }
+        out
+    }
+
+    /// Takes a pending escalation; true when the next request escalates.
+    #[wasm_bindgen(js_name = takeEscalation)]
+    pub fn take_escalation(&mut self, apply: bool) -> bool {
+        self.inner.take_escalation(apply)
+    }
+
+    /// `{guidance, escalate}` for the next request, consumed.
+    #[wasm_bindgen(js_name = nextRequest)]
+    pub fn next_request(&mut self) -> String {
+        self.inner.next_request().to_json()
+    }
+
+    /// The halt verdict or null.
+    pub fn halt(&self) -> String {
+        verdict_json(self.inner.halt())
+    }
+
+    /// Every verdict so far.
+    pub fn verdicts(&self) -> String {
+        verdicts_json(self.inner.verdicts())
+    }
+
+    /// The decision for a call of the current round (id as a JSON string), or null.
+    pub fn decision(&self, id: &str) -> Result<String> {
+        let id: JsString = lowered_string(id)?;
+        Ok(self.inner.decision(&id).map_or_else(|| "null".to_string(), |d| d.to_json()))
+    }
+
+    /// The tool of a call awaiting its result (id as a JSON string), as a
+    /// JSON string, or `undefined`.
+    #[wasm_bindgen(js_name = pendingTool)]
+    pub fn pending_tool(&self, id: &str) -> Result<Option<String>> {
+        let id: JsString = lowered_string(id)?;
+        Ok(self.inner.pending_tool(&id).map(|name| {
+            let mut out = String::new();
+            write_json_string(name, &mut out);
+            out
+        }))
+    }
+
+    /// The current round number.
+    pub fn round(&self) -> f64 {
+        self.inner.round() as f64
+    }
+
+    /// The state to persist, as JSON.
+    #[wasm_bindgen(js_name = getState)]
+    pub fn get_state(&self) -> String {
+        self.inner.state_json()
+    }
+}
