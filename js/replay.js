@@ -22,7 +22,7 @@ import { toolingCore } from './tooling.js';
 // The session engine, on this entry's module (see session.js).
 export { DoomLoopSession } from './session.js';
 
-const encoder = new TextEncoder();
+const replayEncoder = new TextEncoder();
 
 // Where the runtime has a native gunzip reachable synchronously (Node ≥
 // 20.16, Bun, Deno: `process.getBuiltinModule`), gzip is inflated there —
@@ -47,7 +47,7 @@ function inflated(bytes) {
 
 /** Bytes of a string or binary input; `undefined` for a parsed value. */
 function bytesOf(input) {
-  if (typeof input === 'string') return encoder.encode(input);
+  if (typeof input === 'string') return replayEncoder.encode(input);
   if (input instanceof Uint8Array) return inflated(input);
   if (input instanceof ArrayBuffer) return inflated(new Uint8Array(input));
   if (ArrayBuffer.isView(input)) return inflated(new Uint8Array(input.buffer, input.byteOffset, input.byteLength));

@@ -14,13 +14,13 @@
 // files (the CommonJS build concatenates them).
 
 import { lower, lowerKeyMaterial } from './lower.js';
-import { core as detectorCore } from './core.js';
+import { core } from './core.js';
 import { toolingGlue } from './tooling.js';
 import { resolveOptionWith, resolveLoopKeyWith, coreConfig } from './option.js';
 
 /** The wasm exports a session runs on: the main entry's, else the replay entry's. */
 function sessionGlue() {
-  const glue = detectorCore ?? toolingGlue();
+  const glue = core ?? toolingGlue();
   if (glue === undefined) {
     throw new Error(
       'doom-loop-wasm is not initialised yet: `await init()` before the first DoomLoopSession (browsers load the .wasm asynchronously)',
@@ -54,9 +54,16 @@ const RUN = 'run';
 
 /** A neutral decision (observe-only / detection off). */
 function runDecision(call) {
+  const read = (name) => {
+    try {
+      return String(call?.[name] ?? '');
+    } catch {
+      return '';
+    }
+  };
   return {
-    id: String(call?.id ?? ''),
-    toolName: String(call?.toolName ?? ''),
+    id: read('id'),
+    toolName: read('toolName'),
     action: RUN,
     message: null,
     verdict: null,
@@ -151,7 +158,10 @@ export class DoomLoopSession {
     return this.#inner !== null && !this.#broken;
   }
 
-  /** Runs `fn`; an internal error makes the session observe-only (one warning) and yields `fallback`. */
+  /**
+   * Runs `fn`; an internal error makes the session observe-only (one warning)
+   * and yields `fallback` (called, when it is a function).
+   */
   #guard(fn, fallback) {
     try {
       return fn();
@@ -160,7 +170,7 @@ export class DoomLoopSession {
         this.#broken = true;
         console.warn('[DoomLoop] internal error: doom-loop detection is off for the rest of this run (the run continues):', error);
       }
-      return fallback;
+      return typeof fallback === 'function' ? fallback() : fallback;
     }
   }
 
@@ -246,7 +256,7 @@ export class DoomLoopSession {
         decisions: outcome.decisions,
         halt: outcome.halt === null ? null : { verdict: outcome.halt, message: outcome.halt.message },
       };
-    }, neutral());
+    }, neutral);
   }
 
   /** One call seen alone (e.g. a per-call hook), recorded into the current round. */
@@ -256,7 +266,7 @@ export class DoomLoopSession {
       const decision = parseAnswer(this.#inner.onCall(this.#lowerCall(call ?? {})));
       if (!decision.duplicateInRound) this.#detected(decision.verdict);
       return decision;
-    }, runDecision(call));
+    }, () => runDecision(call));
   }
 
   /** Closes the current round (the next `onCall` opens a new one). */

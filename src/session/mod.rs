@@ -61,7 +61,7 @@
 //! # Ok::<(), doom_loop::Error>(())
 //! ```
 
-mod json;
+mod persist;
 
 use indexmap::IndexMap;
 
@@ -72,7 +72,7 @@ use crate::ladder::{Action, Threshold};
 use crate::loop_key::{resolve_loop_key_material, LoopKey, LoopKeyResolution};
 use crate::monitor::{DeclaredCall, DoomLoopMonitor, RecordOptions, Verdict, TOOL_FINGERPRINT};
 
-pub use json::{verdict_from_value, verdicts_json};
+pub use persist::{verdict_from_value, verdicts_json};
 
 /// The key under which [`Session::state`] keeps the session's own
 /// bookkeeping (a key the reference's restore never reads).
@@ -408,7 +408,7 @@ impl Session {
         self.steer.clear();
         self.escalation = None;
         if let Value::Object(object) = state {
-            json::restore_extras(self, object);
+            persist::restore_extras(self, object);
         }
     }
 
@@ -724,12 +724,12 @@ impl Session {
     /// guidance is waiting — and the session's round counter and calls
     /// awaiting results under [`SESSION_STATE_KEY`].
     pub fn state(&self) -> Value {
-        json::state(self)
+        persist::state(self)
     }
 
     /// [`Session::state`] as JSON text.
     pub fn state_json(&self) -> String {
-        json::state_json(self)
+        persist::state_json(self)
     }
 
     // ----------------------------------------------------------- internal

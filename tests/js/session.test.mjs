@@ -124,8 +124,9 @@ test('results: outcome-aware streaks, an async loopOutputKey awaited, a second d
     assert.equal(typeof pending.then, 'function');
     await pending;
   }
-  assert.deepEqual(sync.verdicts(), []);
-  assert.deepEqual(asyncKeyed.verdicts(), []);
+  // Every page is new: observed at most, never refused.
+  assert.ok(sync.verdicts().every((v) => v.action === 'observe'), JSON.stringify(sync.verdicts()));
+  assert.deepEqual(asyncKeyed.verdicts(), sync.verdicts());
   // A thrown error is `{ error: message }` and a failure; an unknown id is ignored.
   const failing = new DoomLoopSession({ doomLoop: { failures: true } });
   for (let i = 1; i <= 3; i++) {
@@ -177,5 +178,5 @@ test('detection off: every call runs; an internal error turns the session observ
   assert.match(warnings[0], /detection is off for the rest of this run/);
   assert.equal(value[0].decisions[0].action, 'run');
   assert.equal(session.active, false);
-  assert.throws(() => new DoomLoopSession({ doomLoop: { ladder: null } }), TypeError);
+  assert.throws(() => new DoomLoopSession({ doomLoop: { escalation: null } }), TypeError);
 });
