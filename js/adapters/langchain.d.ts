@@ -1,5 +1,8 @@
 // Types of doom-loop-wasm/langchain: the LangChain.js v1 `createAgent` middleware.
-// LangChain's own types are not imported (the framework is an optional peer dependency).
+// Types only from LangChain and zod (optional peer dependencies; nothing is imported at run time
+// from LangChain, and zod only for the state schema LangChain requires).
+import type { AgentMiddleware } from 'langchain';
+import type { ZodAny, ZodObject, ZodOptional } from 'zod';
 import type { DoomLoopOption, DoomLoopVerdict, LoopKey, LoopOutputKey } from '../index.js';
 
 /** The versions the LangChain adapter is written and tested for. */
@@ -48,4 +51,4 @@ export interface DoomLoopAgentState {
  * @param options detection and identity options
  * @returns the middleware; pass it in `createAgent({ middleware: [...] })`
  */
-export declare function doomLoopMiddleware(options?: DoomLoopMiddlewareOptions): any;
+export declare function doomLoopMiddleware(options?: DoomLoopMiddlewareOptions): AgentMiddleware<ZodObject<{ doomLoop: ZodOptional<ZodAny> }>>;
