@@ -3,7 +3,17 @@
 import type { DoomLoopOption, DoomLoopVerdict, LoopKey, LoopOutputKey } from '../index.js';
 
 /** The versions the Claude Agent SDK adapter is written and tested for. */
-export declare const SUPPORTED_VERSIONS: Readonly<{ 'claude-agent-sdk': string; 'claude-code': string; tested: string }>;
+export declare const SUPPORTED_VERSIONS: Readonly<ClaudeAgentSdkSupportedVersions>;
+
+/** The versions an adapter is written and tested for. */
+export interface ClaudeAgentSdkSupportedVersions {
+  /** The `@anthropic-ai/claude-agent-sdk` range supported. */
+  'claude-agent-sdk': string;
+  /** The Claude Code range supported (it must have the PostToolBatch hook). */
+  'claude-code': string;
+  /** The versions `make test` runs it against. */
+  tested: string;
+}
 
 /** Thrown by {@link checkClaudeCodeVersion} for a Claude Code outside the supported range; names the supported versions. */
 export declare class UnsupportedClaudeCodeVersionError extends Error {
@@ -43,14 +53,20 @@ export interface DoomLoopHooksOptions {
 /** One hook callback as the SDK calls it. */
 export type DoomLoopHookCallback = (input: any, toolUseId?: string, context?: any) => Promise<Record<string, unknown>>;
 
+/** One hook matcher as `query({ options: { hooks } })` takes it. */
+export interface DoomLoopHookMatcher {
+  /** The callbacks of this matcher. */
+  hooks: DoomLoopHookCallback[];
+}
+
 /** What {@link doomLoopHooks} returns. */
 export interface DoomLoopHooks {
   /** Pass as `query({ options: { hooks } })` (merge with your own matchers per event). */
-  hooks: Record<string, Array<{ hooks: DoomLoopHookCallback[] }>>;
+  hooks: Record<string, DoomLoopHookMatcher[]>;
   /** The state of a session (what the store holds). */
   getState(sessionId: string): unknown;
   /** The verdict that halted a session, or null. */
-  haltVerdict(sessionId: string): (DoomLoopVerdict & { message: string }) | null;
+  haltVerdict(sessionId: string): DoomLoopVerdict | null;
   /** Every verdict of a session so far. */
   verdicts(sessionId: string): DoomLoopVerdict[];
 }

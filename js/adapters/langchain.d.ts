@@ -5,8 +5,22 @@ import type { AgentMiddleware } from 'langchain';
 import type { ZodAny, ZodObject, ZodOptional } from 'zod';
 import type { DoomLoopOption, DoomLoopVerdict, LoopKey, LoopOutputKey } from '../index.js';
 
+/** The versions an adapter is written and tested for. */
+export interface LangChainSupportedVersions {
+  /** The `langchain` range the middleware supports (`>=1.0.0 <2.0.0`). */
+  langchain: string;
+  /** The version `make test` runs it against. */
+  tested: string;
+}
+
 /** The versions the LangChain adapter is written and tested for. */
-export declare const SUPPORTED_VERSIONS: Readonly<{ langchain: string; tested: string }>;
+export declare const SUPPORTED_VERSIONS: Readonly<LangChainSupportedVersions>;
+
+/** The middleware's state schema shape: what it adds to the agent state. */
+export type DoomLoopStateShape = {
+  /** The session's JSON (`DoomLoopSession.getState()`), persisted by a checkpointer. */
+  doomLoop: ZodOptional<ZodAny>;
+};
 
 /** Thrown when the middleware is driven by a LangChain without the v1 hook shapes; names the supported versions. */
 export declare class UnsupportedLangChainVersionError extends Error {
@@ -51,4 +65,4 @@ export interface DoomLoopAgentState {
  * @param options detection and identity options
  * @returns the middleware; pass it in `createAgent({ middleware: [...] })`
  */
-export declare function doomLoopMiddleware(options?: DoomLoopMiddlewareOptions): AgentMiddleware<ZodObject<{ doomLoop: ZodOptional<ZodAny> }>>;
+export declare function doomLoopMiddleware(options?: DoomLoopMiddlewareOptions): AgentMiddleware<ZodObject<DoomLoopStateShape>>;

@@ -27,10 +27,16 @@ export interface McpToolDefinition {
   _meta?: Record<string, unknown>;
 }
 
+/** A `tools/list` result (one page). */
+export interface McpToolsListResult {
+  /** The tool definitions of the page. */
+  tools: McpToolDefinition[];
+}
+
 /**
  * The adapters' `loopKeys` map (keyed by the tool names the agent sees) from an MCP
  * `tools/list` result, a list of result pages, or a list of tools.
  * @param toolsList what `tools/list` returned
  * @param options client-side keys and the agent's tool naming
  */
-export declare function mcpLoopKeys(toolsList: { tools: McpToolDefinition[] } | ReadonlyArray<{ tools: McpToolDefinition[] } | McpToolDefinition>, options?: McpLoopKeysOptions): Record<string, LoopKey | false>;
+export declare function mcpLoopKeys(toolsList: McpToolsListResult | ReadonlyArray<McpToolsListResult | McpToolDefinition>, options?: McpLoopKeysOptions): Record<string, LoopKey | false>;

@@ -3,7 +3,17 @@
 import type { DoomLoopOption, DoomLoopVerdict, LoopKey, LoopOutputKey } from '../index.js';
 
 /** The versions the OpenAI Agents adapter is written and tested for. */
-export declare const SUPPORTED_VERSIONS: Readonly<{ '@openai/agents': string; runStateSchema: readonly string[]; tested: string }>;
+export declare const SUPPORTED_VERSIONS: Readonly<OpenAIAgentsSupportedVersions>;
+
+/** The versions an adapter is written and tested for. */
+export interface OpenAIAgentsSupportedVersions {
+  /** The `@openai/agents` range supported. */
+  '@openai/agents': string;
+  /** The RunState `$schemaVersion`s a resume is checked against. */
+  runStateSchema: readonly string[];
+  /** The version `make test` runs it against. */
+  tested: string;
+}
 
 /** Thrown for an agent or a RunState without the shapes of a supported `@openai/agents`; names the supported versions. */
 export declare class UnsupportedOpenAIAgentsVersionError extends Error {
