@@ -28,9 +28,11 @@ const guarded = (doomLoop, extra = {}) => {
 };
 
 describe('langchain: billing agent (the identical failing call every response)', () => {
+  let baselineTokens;
   test('without the middleware LangChain runs to its model-call cap: 40 requests, 40 executions', async () => {
     const scenario = billingAgent();
     const { srv } = await runAgent(scenario);
+    baselineTokens = srv.inputTokens();
     assert.equal(srv.requests.length, MODEL_CALL_LIMIT);
     assert.equal(scenario.executions.length, MODEL_CALL_LIMIT);
     // LangChain's own error text reaches the model.
@@ -60,13 +62,10 @@ describe('langchain: billing agent (the identical failing call every response)',
     assert.equal(typeof result.doomLoop, 'object');
   });
 
-  test('the demo row: billingRun(true) and billingRun(undefined)', async () => {
+  test('the demo row: billingRun(true) (the run without is the first test here)', async () => {
     const on = await billingRun(true);
-    assert.deepEqual({ ...on, inputTokens: undefined, because: undefined }, { callsIssued: 6, executed: 2, refused: 4, requests: 6, inputTokens: undefined, endedBy: 'doom_loop', because: undefined });
-    const off = await billingRun(undefined);
-    assert.equal(off.requests, MODEL_CALL_LIMIT);
-    assert.equal(off.endedBy, 'model call limit');
-    assert.ok(on.inputTokens * 10 < off.inputTokens);
+    assert.deepEqual({ ...on, inputTokens: undefined }, { callsIssued: 6, executed: 2, refused: 4, requests: 6, inputTokens: undefined, endedBy: 'doom_loop', because: 'stop verdict, streak 6' });
+    assert.ok(on.inputTokens * 10 < baselineTokens);
   });
 
   test('a parallel fan-out of identical calls in one response counts once', async () => {
@@ -106,6 +105,38 @@ describe('langchain: agents that work complete under RECOMMENDED_DOOM_LOOP_OPTIO
     assert.equal(agent.executions.filter((e) => e === 'run_tests').length, 6);
     assert.equal(result.messages.at(-1).content, 'All tests pass.');
     assert.ok(!verdicts.some((v) => v.action === 'stop' || v.action === 'block'));
+  });
+});
+
+describe('langchain: steer and escalate', () => {
+  test('steer guidance goes into the next system prompt only; escalate runs one request on the named model', async () => {
+    const scenario = billingAgent();
+    const srv = await startAnthropicServer(scenario.model);
+    try {
+      const { chatModel } = await import('./agents.mjs');
+      const { ChatAnthropic } = await import('@langchain/anthropic');
+      const frontier = new ChatAnthropic({ apiKey: 'test-key', anthropicApiUrl: srv.url, model: 'claude-frontier', maxRetries: 0 });
+      const verdicts = [];
+      const middleware = doomLoopMiddleware({
+        doomLoop: { ladder: { observe: false, steer: 2, escalate: 3, block: false, stop: 5 }, escalation: { model: 'frontier/model', maxEscalations: 1 } },
+        models: { 'frontier/model': frontier },
+        onDetected: (v) => verdicts.push(v),
+      });
+      const { createAgent } = await import('langchain');
+      const agent = createAgent({ model: chatModel(srv), tools: scenario.tools, systemPrompt: scenario.systemPrompt, middleware: [middleware] });
+      await agent.invoke({ messages: [{ role: 'user', content: scenario.input }] });
+      assert.deepEqual(verdicts.map((v) => `${v.action}@${v.streak}`), ['steer@2', 'escalate@3', 'steer@4', 'stop@5']);
+      const system = (body) => (typeof body.system === 'string' ? body.system : (body.system ?? []).map((b) => b.text).join(''));
+      assert.equal(srv.requests.length, 5);
+      assert.equal(system(srv.requests[0]), scenario.systemPrompt);
+      assert.ok(system(srv.requests[2]).startsWith(`${scenario.systemPrompt}\n\n`));
+      assert.ok(system(srv.requests[2]).includes(verdicts[0].message));
+      assert.ok(system(srv.requests[3]).includes(verdicts[1].message));
+      assert.equal(system(srv.requests[4]).includes(verdicts[1].message), false);
+      assert.deepEqual(srv.requests.map((b) => b.model), ['claude-scripted', 'claude-scripted', 'claude-scripted', 'claude-frontier', 'claude-scripted']);
+    } finally {
+      await srv.close();
+    }
   });
 });
 
