@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { startAnthropicServer, toolResults, toolResultText, toolUse } from '../anthropic-server.mjs';
+import { messagesText, startAnthropicServer, toolResults, toolResultText, toolUse } from '../anthropic-server.mjs';
 import { BILLING_TIMEOUT_MESSAGE, billingAgent, callsIssued, editThenTestAgent, loadAdapter, pagingAgent, runQuery } from './agents.mjs';
 
 const { doomLoopHooks, checkClaudeCodeVersion, SUPPORTED_VERSIONS, UnsupportedClaudeCodeVersionError } = await loadAdapter();
@@ -59,6 +59,20 @@ describe('claude-agent-sdk: agents that work complete under RECOMMENDED_DOOM_LOO
     const run = await runQuery(agent, { hooks: dl.hooks });
     assert.equal(agent.executions.filter((e) => e === 'run_tests').length, 6);
     assert.equal(run.result.result, 'All tests pass.');
+  });
+});
+
+describe('claude-agent-sdk: steer', () => {
+  test('steer guidance reaches the model with the next request (PostToolBatch additionalContext)', async () => {
+    const scenario = billingAgent();
+    const verdicts = [];
+    const dl = doomLoopHooks({ doomLoop: { ladder: { observe: false, steer: 2, block: 4, stop: 5 } }, onDetected: (v) => verdicts.push(v) });
+    const run = await runQuery(scenario, { hooks: dl.hooks });
+    const steer = verdicts.find((v) => v.action === 'steer');
+    assert.equal(steer.streak, 2);
+    assert.equal(messagesText(run.srv.requests[1]).includes(steer.message), false);
+    assert.ok(messagesText(run.srv.requests[2]).includes(steer.message));
+    assert.equal(dl.haltVerdict(run.sessionId).streak, 5);
   });
 });
 

@@ -64,6 +64,27 @@ describe('openai-agents: agents that work complete under RECOMMENDED_DOOM_LOOP_O
   });
 });
 
+describe('openai-agents: steer, and escalate (not available)', () => {
+  test('steer guidance goes into the next request\'s instructions only; an escalating option warns the rung is dead', async (t) => {
+    const warn = t.mock.method(console, 'warn', () => {});
+    const scenario = billingAgent();
+    const verdicts = [];
+    const agent = withDoomLoop(scenario.agent, {
+      doomLoop: { ladder: { observe: false, steer: 2, escalate: 3, block: false, stop: 5 }, escalation: { model: 'frontier/model' } },
+      onDetected: (v) => verdicts.push(v),
+    });
+    const { srv } = await runAgent(scenario, agent);
+    assert.ok(warn.mock.calls.some((c) => /escalat/i.test(String(c.arguments.join(' ')))));
+    const steer = verdicts.find((v) => v.action === 'steer');
+    assert.equal(steer.streak, 2);
+    const base = 'You are a billing support agent. Use get_invoice to look up invoices.';
+    assert.equal(srv.requests[0].instructions, base);
+    assert.equal(srv.requests[2].instructions, `${base}\n\n${steer.message}`);
+    assert.equal(verdicts.at(-1).action, 'stop');
+    assert.ok(srv.requests.every((b) => b.model === 'gpt-4o-mini'));
+  });
+});
+
 describe('openai-agents: state in the RunState', () => {
   test('a run serialized mid-streak (RunState.toString) and resumed by a new wrapped agent continues the streak', async () => {
     const srv = await startScriptedServer(() => functionCall('get_invoice', { invoice_id: 'INV-2291' }));
