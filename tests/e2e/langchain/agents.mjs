@@ -23,7 +23,7 @@ export function chatModel(srv) {
 }
 
 /** Billing agent: get_invoice always times out; the model re-issues the identical call every response. */
-export function billingAgent({ fanOut = 1, giveUpAfter = Infinity } = {}) {
+export function billingAgent({ fanOut = 1, giveUpAfter = Infinity, alternate = false } = {}) {
   const executions = [];
   const getInvoice = tool(
     async ({ invoice_id }) => {
@@ -34,6 +34,8 @@ export function billingAgent({ fanOut = 1, giveUpAfter = Infinity } = {}) {
   );
   const model = (body, i) => {
     if (i >= giveUpAfter) return BILLING_GIVE_UP_TEXT;
+    // `alternate`: the id written two ways, "INV-2291" / "inv-2291 " (the full arguments differ).
+    if (alternate) return toolUse('get_invoice', { invoice_id: i % 2 === 0 ? BILLING_INVOICE_ID : 'inv-2291 ' });
     if (fanOut === 1) return toolUse('get_invoice', { invoice_id: BILLING_INVOICE_ID });
     return toolUses(...Array.from({ length: fanOut }, () => ['get_invoice', { invoice_id: BILLING_INVOICE_ID }]));
   };

@@ -80,6 +80,24 @@ describe('langchain: billing agent (the identical failing call every response)',
   });
 });
 
+describe('langchain: per-tool loop identity (loopKeys)', () => {
+  test('a model alternating "INV-2291" / "inv-2291 " evades the default identity, a normalising loopKey catches it', async () => {
+    const evading = billingAgent({ alternate: true, giveUpAfter: 12 });
+    await runAgent(evading, { middleware: [doomLoopMiddleware({ doomLoop: true })] });
+    assert.equal(evading.executions.length, 12);
+    const caught = billingAgent({ alternate: true });
+    const { srv } = await runAgent(caught, { middleware: [doomLoopMiddleware({ doomLoop: true, loopKeys: { get_invoice: (args) => String(args.invoice_id).trim().toUpperCase() } })] });
+    assert.equal(caught.executions.length, 2);
+    assert.equal(srv.requests.length, 6);
+  });
+
+  test('loopKey false exempts a tool', async () => {
+    const scenario = billingAgent({ giveUpAfter: 10 });
+    await runAgent(scenario, { middleware: [doomLoopMiddleware({ doomLoop: true, loopKeys: { get_invoice: false } })] });
+    assert.equal(scenario.executions.length, 10);
+  });
+});
+
 describe('langchain: agents that work complete under RECOMMENDED_DOOM_LOOP_OPTION', () => {
   test('paging agent (no-argument scroll_down, a new page each call)', async () => {
     const agent = pagingAgent();
