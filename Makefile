@@ -126,6 +126,7 @@ bench: build
 	$(CARGO) build --quiet --release -p doom-loop-trace --bin doomloop
 	node benches/hook.mjs
 	node benches/js/adapter-ai-sdk.mjs
+	node benches/js/adapter-langchain.mjs
 
 ## The whole shared trajectory set evaluated under the reference defaults,
 ## timed natively (release) and through the package's wasm (median of five).

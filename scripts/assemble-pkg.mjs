@@ -135,17 +135,19 @@ for (const dts of Object.values(types)) {
 }
 
 // The framework adapters (js/adapters/<name>.js): ESM subpath entries
-// (`./ai-sdk`, …), each importing the engine from the package's own main
-// entry by name (`doom-loop-wasm`), so every runtime's entry — and its one
-// wasm instance — is the one the adapter runs on. Their types import the
+// (`./ai-sdk`, …; the `exports` of js/package.json name the same files),
+// each importing the engine from the package's own main entry by name
+// (`doom-loop-wasm`), so every runtime's entry — and its one wasm
+// instance — is the one the adapter runs on. Their types import the
 // frameworks' with `import type` only.
-for (const name of ['ai-sdk', 'cloudflare-agents', 'mastra']) {
-  const file = join(root, 'js', 'adapters', `${name}.js`);
-  if (!existsSync(file)) continue;
-  const code = readFileSync(file, 'utf8').replace(/(from\s+'\.\/[\w-]+)\.js(')/g, '$1.mjs$2');
+const adapterEntries = ['ai-sdk', 'cloudflare-agents', 'mastra', 'langchain', 'openai-agents', 'claude-agent-sdk', 'mcp'];
+for (const name of adapterEntries) {
+  const code = source(`adapters/${name}.js`).replace(/(from\s+'\.\/[\w-]+)\.js(')/g, '$1.mjs$2');
   writeFileSync(join(out, `${name}.mjs`), selfTypes(code, `${name}.d.ts`));
-  const dts = readFileSync(join(root, 'js', 'adapters', `${name}.d.ts`), 'utf8');
-  writeFileSync(join(out, `${name}.d.ts`), dts.replace(relativeTypeImport, '$1.d.ts$2'));
+  const dts = source(`adapters/${name}.d.ts`)
+    .replace(/(from\s+['"])\.\.\/index\.js(['"])/g, '$1./index.d.ts$2')
+    .replace(relativeTypeImport, '$1.d.ts$2');
+  writeFileSync(join(out, `${name}.d.ts`), dts);
 }
 
 const manifest = JSON.parse(readFileSync(join(root, 'js', 'package.json'), 'utf8'));

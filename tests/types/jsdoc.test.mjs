@@ -81,3 +81,15 @@ test('the checker sees a missing comment', () => {
   const member = probe.statements[0].members[1];
   assert.equal(ts.getJSDocCommentsAndTags(member).length, 0);
 });
+
+// The framework adapters' declarations (one row per adapter entry).
+for (const file of [
+  'js/adapters/langchain.d.ts',
+  'js/adapters/openai-agents.d.ts',
+  'js/adapters/claude-agent-sdk.d.ts',
+  'js/adapters/mcp.d.ts',
+]) {
+  test(`every export and member of ${file} has JSDoc`, () => {
+    assert.deepEqual(undocumented(file).missing, []);
+  });
+}
