@@ -116,6 +116,8 @@ figures: build
 	node scripts/render-figures.mjs bench target/bench.json
 	node pkg/cli.mjs eval --compare --json ../shared/trajectories > target/eval.json
 	node scripts/render-figures.mjs quality target/eval.json
+	node ../shared/trajectories/peers/bench-detectors.mjs --pkg pkg/node.cjs --data ../shared/trajectories --json target/peers.json > /dev/null
+	node scripts/render-figures.mjs peers target/peers.json
 
 bench: build
 	$(CARGO) bench --bench core
