@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/.tools/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 CORPUS ?= vectors/reference
 CARGO ?= cargo
 
-.PHONY: all tools test-tools build demo test test-rust test-js test-runtimes test-types test-docs test-wasm test-pkg test-bundlers test-hooks test-features package-test conformance clippy bench bench-eval fuzz differential playground clean measure-recommended
+.PHONY: all tools test-tools build demo test test-rust test-js test-runtimes test-types test-docs test-wasm test-pkg test-bundlers test-hooks test-features package-test conformance clippy bench bench-eval figures fuzz differential playground clean measure-recommended
 
 all: build
 
@@ -119,6 +119,18 @@ test-pkg: build
 ## The bundler matrix (esbuild, Vite 7/8 build and dev, webpack 5, Bun).
 test-bundlers: build
 	node tests/bundlers/run.mjs
+
+## The README's figures (docs/assets/*.svg) from fresh measurements: the JS
+## benchmark and the eval of the shared runs, each written as JSON and
+## rendered by scripts/render-figures.mjs (the data JSON is committed beside
+## each SVG; `make test-docs` checks they match). Measure on an idle machine.
+figures: build
+	node --expose-gc benches/js/bench.mjs --json target/bench.json
+	node scripts/render-figures.mjs bench target/bench.json
+	node pkg/cli.mjs eval --compare --json ../shared/trajectories > target/eval.json
+	node scripts/render-figures.mjs quality target/eval.json
+	node ../shared/trajectories/peers/bench-detectors.mjs --pkg pkg/node.cjs --data ../shared/trajectories --json target/peers.json > /dev/null
+	node scripts/render-figures.mjs peers target/peers.json
 
 bench: build
 	$(CARGO) bench --bench core

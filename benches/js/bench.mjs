@@ -5,8 +5,11 @@
 // process, alternating A/B rounds after a warm-up (V8 runs fresh wasm in its
 // baseline tier first), reporting medians and the ratio baseline ÷ package.
 // Also: .wasm size raw and gzipped, and the cold start of import + init.
-import { readFileSync } from 'node:fs';
+// `--json FILE` also writes every number printed, for
+// scripts/render-figures.mjs (the README's benchmark figure).
+import { readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
+import { loadavg } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { resolve as resolvePath } from 'node:path';
@@ -132,6 +135,8 @@ async function measure(fn, iterations) {
   }
   return Number(process.hrtime.bigint() - start) / iterations;
 }
+const jsonOut = process.argv.includes('--json') ? process.argv[process.argv.indexOf('--json') + 1] : null;
+const report = { node: process.version, date: new Date().toISOString().slice(0, 10), loadAverage: loadavg()[0], rows: [], modules: [], coldStartMs: {} };
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (ns) => (ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : `${(ns / 1e3).toFixed(2)} µs`);
 
@@ -146,6 +151,7 @@ async function compare(name, base, ours, iterations, rounds = 7) {
   }
   const [ma, mb] = [median(a), median(b)];
   console.log(`${name.padEnd(34)} baseline ${fmt(ma).padStart(10)}   doom-loop-wasm ${fmt(mb).padStart(10)}   ${(ma / mb).toFixed(1).padStart(6)}×`);
+  report.rows.push({ name, baselineNs: Math.round(ma), packageNs: Math.round(mb), ratio: Number((ma / mb).toFixed(2)) });
   return ma / mb;
 }
 
@@ -245,6 +251,7 @@ await compare(
 for (const [name, file] of [['detector module (main entry)', 'doom_loop_bg.wasm'], ['full module (./replay)', 'doom_loop_full_bg.wasm']]) {
   const wasm = readFileSync(new URL(`../../pkg/${file}`, import.meta.url));
   console.log(`${name.padEnd(30)} ${file}: ${wasm.length} bytes raw, ${gzipSync(wasm, { level: 9 }).length} bytes gzipped`);
+  report.modules.push({ name, file, raw: wasm.length, gzip: gzipSync(wasm, { level: 9 }).length });
 }
 
 // Cold start: fresh processes time `before`…`after` (the ESM loader's own
@@ -260,6 +267,11 @@ function coldStart(file, timed, runs = 9) {
 const importAndInit = (entry) => `const t=performance.now();const m=await import(${entry});await m.init();console.log(performance.now()-t)`;
 const firstCall = (entry) =>
   `const m=await import(${entry});const t=performance.now();m.fingerprintToolCallSync('bash',${JSON.stringify(small)});console.log(performance.now()-t)`;
-console.log(`cold start, import + init (Node), main entry: median ${coldStart('node.mjs', importAndInit)} ms over 9 fresh processes`);
-console.log(`cold start, import + init (Node), ./replay:   median ${coldStart('replay-node.mjs', importAndInit)} ms over 9 fresh processes`);
-console.log(`first call after a cold start (small fingerprint, unoptimised tier): median ${coldStart('node.mjs', firstCall, 5)} ms`);
+report.coldStartMs.main = Number(coldStart('node.mjs', importAndInit));
+report.coldStartMs.replay = Number(coldStart('replay-node.mjs', importAndInit));
+report.coldStartMs.firstCall = Number(coldStart('node.mjs', firstCall, 5));
+console.log(`cold start, import + init (Node), main entry: median ${report.coldStartMs.main.toFixed(2)} ms over 9 fresh processes`);
+console.log(`cold start, import + init (Node), ./replay:   median ${report.coldStartMs.replay.toFixed(2)} ms over 9 fresh processes`);
+console.log(`first call after a cold start (small fingerprint, unoptimised tier): median ${report.coldStartMs.firstCall.toFixed(2)} ms`);
+report.loadAverage = Number(((report.loadAverage + loadavg()[0]) / 2).toFixed(1)); // mean of start and end
+if (jsonOut) writeFileSync(jsonOut, `${JSON.stringify(report, null, 2)}\n`);
