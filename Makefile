@@ -104,8 +104,9 @@ test-bundlers: build
 	node tests/bundlers/run.mjs
 
 bench: build
-	$(CARGO) bench --bench core
+	$(CARGO) bench --bench core --features serde_json
 	node --expose-gc benches/js/bench.mjs
+	node --expose-gc benches/js/peers.mjs
 
 ## The whole shared trajectory set evaluated under the reference defaults,
 ## timed natively (release) and through the package's wasm (median of five).
