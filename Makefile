@@ -133,8 +133,9 @@ figures: build
 	node scripts/render-figures.mjs peers target/peers.json
 
 bench: build
-	$(CARGO) bench --bench core
+	$(CARGO) bench --bench core --features serde_json
 	node --expose-gc benches/js/bench.mjs
+	node --expose-gc benches/js/peers.mjs
 	$(CARGO) build --quiet --release -p doom-loop-trace --bin doomloop
 	node benches/hook.mjs
 	node benches/js/adapter-ai-sdk.mjs

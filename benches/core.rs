@@ -326,6 +326,44 @@ fn bench_canonicalize_fingerprint(c: &mut Criterion) {
     }
 }
 
+/// Issue 18's native row: the crate's fingerprint of a `serde_json::Value`
+/// (no text in between) beside what a Rust user would write instead,
+/// `serde_jcs::to_string` + `sha2`. Needs `--features serde_json`.
+#[cfg(feature = "serde_json")]
+fn bench_serde_json_value(c: &mut Criterion) {
+    for input in [
+        JsonInput::new("small", SMALL_ARGS.to_string()),
+        JsonInput::new("large", large_args()),
+    ] {
+        assert_eq!(
+            doom_loop::interop::fingerprint_json_tool_call(TOOL, &input.serde_value).unwrap(),
+            serde_jcs_fingerprint(TOOL, &input.serde_value),
+            "the crate and serde_jcs disagree on {}",
+            input.label
+        );
+        let mut group = c.benchmark_group(format!("serde_json_value/{}", input.label));
+        configure_for(input.text.len(), &mut group);
+        group.bench_function("doom_loop", |b| {
+            b.iter(|| doom_loop::interop::fingerprint_json_tool_call(TOOL, black_box(&input.serde_value)).unwrap())
+        });
+        group.bench_function("serde_jcs_sha2", |b| {
+            b.iter(|| serde_jcs_fingerprint(TOOL, black_box(&input.serde_value)))
+        });
+        group.finish();
+    }
+}
+
+#[cfg(feature = "serde_json")]
+fn serde_jcs_fingerprint(tool: &str, value: &serde_json::Value) -> String {
+    let canonical = serde_jcs::to_string(value).unwrap();
+    let digest = Sha256::digest(format!("{tool}\n{canonical}").as_bytes());
+    let mut hex = String::with_capacity(64);
+    for byte in digest {
+        write!(hex, "{byte:02x}").unwrap();
+    }
+    hex
+}
+
 fn bench_record_tool_call(c: &mut Criterion) {
     let tool = JsString::from(TOOL);
     let args = parse(SMALL_ARGS).unwrap();
@@ -554,6 +592,8 @@ fn bench_streak_bookkeeping(c: &mut Criterion) {
 fn bench_all(c: &mut Criterion) {
     fixture_sizes();
     bench_canonicalize_fingerprint(c);
+    #[cfg(feature = "serde_json")]
+    bench_serde_json_value(c);
     bench_record_tool_call(c);
     bench_record_assistant_text(c);
     bench_streak_bookkeeping(c);

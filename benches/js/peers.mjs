@@ -1,0 +1,157 @@
+// `make bench`, fingerprints against what a user would write instead (issue
+// 18): every row is measured in one process, alternating rounds after a
+// warm-up, medians, and printed as the package's speed-up over each peer:
+//
+//   canonicalize+node:crypto   npm `canonicalize` (RFC 8785) + createHash('sha256')
+//   canonicalize+noble         npm `canonicalize` + @noble/hashes sha256 (pure JS, every runtime)
+//   reference                  the reference's own path: canonicalize + crypto.subtle.digest
+//                              (async; REF_MODULE=… uses the transpiled reference module itself)
+//   floor                      JSON.stringify + node:crypto: no canonicalization at all — the
+//                              package's time as a multiple of it (lower is better)
+//
+// Shapes: a 150 B argument object, 1.4 MB of many small objects (20,000
+// rows × 4 fields), one 1 MB string argument (an edit carrying a file),
+// and 60 levels of nesting; then recordToolCall repeated (a loop: a
+// verdict every call) and distinct. `--json FILE` also writes the rows.
+import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { resolve as resolvePath } from 'node:path';
+import canonicalize from 'canonicalize';
+import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
+import * as pkg from '../../pkg/node.mjs';
+
+const encoder = new TextEncoder();
+const nodeHex = (text) => createHash('sha256').update(text).digest('hex');
+const peers = {
+  'canonicalize+node:crypto': (tool, value) => nodeHex(`${tool}\n${canonicalize(value)}`),
+  'canonicalize+noble': (tool, value) => bytesToHex(nobleSha256(encoder.encode(`${tool}\n${canonicalize(value)}`))),
+};
+async function subtleHex(text) {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(text)));
+  return bytesToHex(digest);
+}
+const reference = process.env.REF_MODULE ? await import(pathToFileURL(resolvePath(process.env.REF_MODULE)).href) : null;
+const referenceFingerprint = reference
+  ? (tool, value) => reference.fingerprintToolCall(tool, value)
+  : (tool, value) => subtleHex(`${tool}\n${canonicalize(value)}`);
+const floor = (tool, value) => nodeHex(`${tool}\n${JSON.stringify(value)}`);
+
+const shapes = {
+  '150 B object': {
+    command: 'grep -rn TODO src/',
+    cwd: '/home/user/project',
+    timeout_ms: 30000,
+    env: { LANG: 'C' },
+    flags: ['-i', '--color=never'],
+  },
+  '1.4 MB, 20k rows × 4 fields': {
+    rows: Array.from({ length: 20000 }, (_, i) => ({ id: i, name: `row-${i}-naïve`, price: i * 0.75 + 0.01, active: i % 3 === 0 })),
+  },
+  '1 MB string argument': {
+    path: 'src/big_module.py',
+    content: Array.from({ length: 16000 }, (_, i) => `    value_${i} = compute(${i}, "x") # line ${i}\n`).join('').slice(0, 1 << 20),
+  },
+  '60 levels of nesting': (() => {
+    let value = { leaf: 'end', n: 1 };
+    for (let depth = 0; depth < 59; depth++) value = { level: depth, child: value, tags: ['a', 'b'] };
+    return value;
+  })(),
+};
+
+async function time(fn, iterations) {
+  globalThis.gc?.();
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < iterations; i++) {
+    const result = fn(i);
+    if (result instanceof Promise) await result;
+  }
+  return Number(process.hrtime.bigint() - start) / iterations;
+}
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const fmt = (ns) => (ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : `${(ns / 1e3).toFixed(2)} µs`);
+
+/** Medians of `rounds` alternating rounds of every contender (warmed up first). */
+async function race(contenders, iterations, rounds) {
+  const names = Object.keys(contenders);
+  for (const name of names) await time(contenders[name], Math.max(1, Math.ceil(iterations / 2)));
+  const samples = Object.fromEntries(names.map((n) => [n, []]));
+  for (let r = 0; r < rounds; r++) for (const name of names) samples[name].push(await time(contenders[name], iterations));
+  return Object.fromEntries(names.map((n) => [n, median(samples[n])]));
+}
+
+const rows = [];
+console.log(`node ${process.version}; package vs peers, median of alternating rounds (×: peer time ÷ package time)\n`);
+for (const [shape, value] of Object.entries(shapes)) {
+  // Same answers first: a race of different work would mean nothing.
+  const ours = pkg.fingerprintToolCallSync('edit', value);
+  for (const [name, peer] of Object.entries(peers)) {
+    if (peer('edit', value) !== ours) throw new Error(`${name} disagrees with the package on ${shape}`);
+  }
+  if ((await referenceFingerprint('edit', value)) !== ours) throw new Error(`the reference disagrees on ${shape}`);
+  const size = JSON.stringify(value).length;
+  const iterations = size > 1e5 ? 6 : 3000;
+  const t = await race(
+    {
+      package: () => pkg.fingerprintToolCallSync('edit', value),
+      ...Object.fromEntries(Object.entries(peers).map(([n, f]) => [n, () => f('edit', value)])),
+      reference: () => referenceFingerprint('edit', value),
+      floor: () => floor('edit', value),
+    },
+    iterations,
+    size > 1e5 ? 5 : 9,
+  );
+  const row = {
+    operation: `fingerprint, ${shape}`,
+    package: t.package,
+    vsNodeCrypto: t['canonicalize+node:crypto'] / t.package,
+    vsNoble: t['canonicalize+noble'] / t.package,
+    vsReference: t.reference / t.package,
+    floorMultiple: t.package / t.floor,
+  };
+  rows.push(row);
+  console.log(
+    `${row.operation.padEnd(44)} ${fmt(t.package).padStart(10)}  ` +
+      `${row.vsNodeCrypto.toFixed(2)}× canonicalize+node:crypto  ${row.vsNoble.toFixed(2)}× canonicalize+noble  ` +
+      `${row.vsReference.toFixed(1)}× reference  ${row.floorMultiple.toFixed(2)}× the floor`,
+  );
+}
+
+// recordToolCall: the reference's monitor when REF_MODULE is given, else its
+// algorithm's cost per call (a fingerprint through WebCrypto + a Map).
+const small = shapes['150 B object'];
+const varied = Array.from({ length: 64 }, (_, i) => ({ ...small, cwd: `/home/user/project-${i}` }));
+function referenceMonitor() {
+  if (reference) {
+    const warn = console.warn;
+    console.warn = () => {};
+    const monitor = new reference.DoomLoopMonitor(reference.resolveDoomLoopOption(true));
+    console.warn = warn;
+    return (tool, value, round) => monitor.recordToolCall(tool, value, round);
+  }
+  const streaks = new Map();
+  return async (tool, value) => {
+    const fp = await referenceFingerprint(tool, value);
+    const prev = streaks.get(tool);
+    streaks.set(tool, { fp, streak: prev?.fp === fp ? prev.streak + 1 : 1 });
+  };
+}
+for (const [label, argsOf] of [['repeated (a loop)', () => small], ['distinct calls', (i) => varied[i % 64]]]) {
+  const ref = referenceMonitor();
+  const monitor = new pkg.DoomLoopMonitor(pkg.resolveDoomLoopOption(true));
+  const t = await race(
+    { package: (i) => monitor.recordToolCallSync('bash', argsOf(i), i), reference: (i) => ref('bash', argsOf(i), i) },
+    3000,
+    9,
+  );
+  const row = { operation: `recordToolCall, ${label}`, package: t.package, vsReference: t.reference / t.package };
+  rows.push(row);
+  console.log(`${row.operation.padEnd(44)} ${fmt(t.package).padStart(10)}  ${row.vsReference.toFixed(1)}× reference`);
+}
+console.log(`\nreference: ${reference ? 'the reference module (REF_MODULE)' : 'its algorithm (canonicalize + crypto.subtle.digest)'}`);
+
+const at = process.argv.indexOf('--json');
+if (at > 0 && process.argv[at + 1]) {
+  writeFileSync(process.argv[at + 1], `${JSON.stringify({ node: process.version, rows }, null, 1)}\n`);
+}
