@@ -342,7 +342,8 @@ export class DoomLoopMonitor {
       JSON.stringify(String(inputFingerprint)),
       lower(outcome),
       Boolean(failed),
-      Number(round),
+      // The same round key as recordToolCallSync: any round value, compared with `===`.
+      this.#roundKey(round),
     );
     return JSON.parse(json) ?? undefined;
   }

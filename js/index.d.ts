@@ -1101,7 +1101,7 @@ export interface DoomLoopDecision {
 
 /** What {@link DoomLoopSession.onResponse} returns. */
 export interface DoomLoopRound {
-  /** The round the calls were recorded in (`0`: none opened — no calls, or the run is halted). */
+  /** The round the calls were recorded in (every response opens one, calls or not; `0` when the run is halted). */
   round: number;
   /** The verdict on the response's text, if any. */
   textVerdict: DoomLoopVerdict | null;
@@ -1144,8 +1144,12 @@ export declare class DoomLoopSession {
   readonly active: boolean;
   /** A model response: its text is checked, then its calls are recorded as one round and decided. */
   onResponse(response: { /** The assistant text. */ text?: string | null; /** The tool calls, in order. */ calls?: DoomLoopSessionCall[] }): DoomLoopRound;
-  /** One call seen alone (a per-call hook), recorded into the current round (a new one after {@link endRound}). */
+  /** One call seen alone (a per-call hook), recorded into the current round (a new one after {@link endRound}); refused with the halt text in a sealed round. A call object is read once. */
   onCall(call: DoomLoopSessionCall): DoomLoopDecision;
+  /** Opens a new, empty round now (calls that arrive one by one; server-tool records). */
+  beginRound(): void;
+  /** The run is halted: every call of the current round is refused with the halt text, unrecorded (no-op when not halted). */
+  sealRound(): void;
   /** Closes the current round. */
   endRound(): void;
   /** A response's text alone; its verdict or `null`. */

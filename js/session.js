@@ -94,6 +94,8 @@ export class DoomLoopSession {
   #loopOutputKeys;
   #onDetected;
   #broken = false;
+  // A call object is read once (a loopKey function runs once per call): its lowered form.
+  #lowered = new WeakMap();
 
   /**
    * @param {object} [options]
@@ -235,7 +237,17 @@ export class DoomLoopSession {
   }
 
   #lowerCalls(calls) {
-    return `[${(Array.isArray(calls) ? calls : []).map((call) => this.#lowerCall(call)).join(',')}]`;
+    return `[${(Array.isArray(calls) ? calls : []).map((call) => this.#lowerOnce(call)).join(',')}]`;
+  }
+
+  #lowerOnce(call) {
+    if (typeof call !== 'object' || call === null) return this.#lowerCall(call ?? {});
+    let text = this.#lowered.get(call);
+    if (text === undefined) {
+      text = this.#lowerCall(call);
+      this.#lowered.set(call, text);
+    }
+    return text;
   }
 
   /**
@@ -263,10 +275,20 @@ export class DoomLoopSession {
   onCall(call) {
     if (!this.#live()) return runDecision(call);
     return this.#guard(() => {
-      const decision = parseAnswer(this.#inner.onCall(this.#lowerCall(call ?? {})));
+      const decision = parseAnswer(this.#inner.onCall(this.#lowerOnce(call)));
       if (!decision.duplicateInRound) this.#detected(decision.verdict);
       return decision;
     }, () => runDecision(call));
+  }
+
+  /** Opens a new, empty round now (calls that arrive one by one; server tools). */
+  beginRound() {
+    if (this.#live()) this.#guard(() => this.#inner.beginRound(), undefined);
+  }
+
+  /** The run is halted: every call of this round is refused with the halt text (no-op when not halted). */
+  sealRound() {
+    if (this.#live()) this.#guard(() => this.#inner.sealRound(), undefined);
   }
 
   /** Closes the current round (the next `onCall` opens a new one). */
@@ -361,7 +383,13 @@ export class DoomLoopSession {
     };
     try {
       if (typeof declaration === 'function') {
-        const value = declaration(result);
+        let value;
+        try {
+          value = declaration(result);
+        } catch (thrown) {
+          // The reference's fallback and its warning for a throwing key function.
+          return settle(resolveLoopKeyWith(this.#glue, () => { throw thrown; }, result));
+        }
         if (isThenable(value)) {
           return Promise.resolve(value).then((settled) => settle(resolveLoopKeyWith(this.#glue, () => settled, result)));
         }

@@ -92,6 +92,12 @@ mod doc_pages {
     mod rust_serde {}
 }
 
+/// The session engine's page (`docs/session.md`): its Rust examples run
+/// as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/session.md")]
+mod session_docs {}
+
 pub use canonical::{canonicalize, MAX_CANONICALIZE_DEPTH};
 pub use config::{
     recommended_doom_loop_option, resolve_doom_loop_option, ResolvedConfig, DEFAULT_MAX_ESCALATIONS,

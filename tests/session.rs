@@ -365,3 +365,71 @@ fn corrupt_state_fails_open() {
         assert_eq!(out.decisions[0].action, CallAction::Run);
     }
 }
+
+// ---- issue 20 item 6: outcome bookkeeping (each repro of ../shared/repros/round3 has a test here) ----
+
+/// failures_round_lost_on_restore.mjs: the round of the last failure is persisted.
+#[test]
+fn regression_failure_round_survives_restore_mid_round() {
+    let cfg = config(r#"{"failures":true}"#);
+    let run = |restore_mid_round: bool| {
+        let mut m = DoomLoopMonitor::new(cfg.clone());
+        let declared = [args(r#"{"u":1}"#), args(r#"{"u":2}"#)]
+            .into_iter()
+            .map(|key_material| doom_loop::DeclaredCall { tool_name: JsString::from("fetch"), key_material })
+            .collect::<Vec<_>>();
+        m.declare_round(1.0, &declared);
+        let tool = JsString::from("fetch");
+        let options = doom_loop::RecordOptions::default();
+        let a = m.record_tool_call(&tool, &args(r#"{"u":1}"#), 1.0, &options).unwrap();
+        let b = m.record_tool_call(&tool, &args(r#"{"u":2}"#), 1.0, &options).unwrap();
+        let error = args(r#"{"error":"timeout"}"#);
+        m.record_tool_result(&tool, &a.fingerprint, Some(&error), true, 1.0).unwrap();
+        if restore_mid_round {
+            let blob = parse(&to_json(&m.get_state())).unwrap();
+            m = DoomLoopMonitor::new(cfg.clone());
+            m.restore(&blob);
+        }
+        m.record_tool_result(&tool, &b.fingerprint, Some(&error), true, 1.0).unwrap();
+        to_json(&m.get_state())
+    };
+    assert_eq!(run(false), run(true));
+    assert!(run(false).contains(r#""failures":{"fetch":1}"#));
+}
+
+/// outcomes_duplicate_result_delivery.mjs: a result delivered twice for one call counts once.
+#[test]
+fn regression_a_result_delivered_twice_counts_once() {
+    let cfg = config(r#"{"outcomes":true}"#);
+    let run = |deliveries: usize| {
+        let mut m = DoomLoopMonitor::new(cfg.clone());
+        let tool = JsString::from("poll");
+        let mut actions = Vec::new();
+        for round in 1..=8 {
+            let record = m.record_tool_call(&tool, &args("{}"), round as f64, &Default::default()).unwrap();
+            actions.push(record.verdict.map(|v| v.action));
+            let result = Value::String(JsString::from(if round % 2 == 1 { "A" } else { "B" }));
+            for _ in 0..deliveries {
+                m.record_tool_result(&tool, &record.fingerprint, Some(&result), false, round as f64).unwrap();
+            }
+        }
+        actions
+    };
+    assert_eq!(run(1), run(2));
+    assert_eq!(run(2)[3], Some(Action::Block), "the A/B oscillation is still a loop");
+}
+
+/// replay_duplicate_in_round_outcomes.mjs: the replay records a round's calls before their results,
+/// so an in-round duplicate gets its first call's decision.
+#[test]
+fn regression_replay_records_the_round_before_its_results() {
+    let cfg = config(r#"{"outcomes":true}"#);
+    let mut session = Session::new(cfg, SessionOptions::default());
+    let p = |id: &str| Call::new(id, "p", args(r#"{"x":0}"#));
+    let first = respond(&mut session, vec![p("a")]);
+    session.on_result(&first.decisions[0].id, Some(&Value::String(JsString::from("r0"))), false);
+    let second = respond(&mut session, vec![p("b"), p("c")]);
+    assert_eq!(second.decisions[0].verdict, second.decisions[1].verdict);
+    assert_eq!(second.decisions[0].streak, second.decisions[1].streak);
+    assert_eq!(second.decisions[0].verdict.as_ref().map(|v| v.action), Some(Action::Observe));
+}

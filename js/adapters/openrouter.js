@@ -608,11 +608,12 @@ class CallModelDoomLoop {
     } else if (this.#finalTurn && this.#halted()) {
       // Halted before this round: the session refuses its calls, unrecorded.
       this.#roundKind = 'sealed';
+      this.#session.sealRound();
     } else if (next) {
       this.#commit(next.calls);
     } else {
       // Calls seen one by one at PreToolUse (the first response without a state accessor).
-      this.#session.endRound();
+      this.#session.beginRound();
       this.#roundKind = 'lazy';
       this.#inflight = new Map();
     }

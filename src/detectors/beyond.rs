@@ -355,6 +355,16 @@ impl BeyondState {
         if !self.failures.is_empty() {
             let failures = self.failures.iter().map(|(k, e)| (k.clone(), Value::Number(e.streak))).collect();
             out.insert(JsString::from("failures"), Value::Object(Object::from_entries(failures)));
+            // The round of each tool's last result: a state restored in the
+            // middle of a round must not count that round's next failure again.
+            let rounds: Vec<(JsString, Value)> = self
+                .failures
+                .iter()
+                .filter_map(|(k, e)| e.round.filter(|r| r.is_finite()).map(|r| (k.clone(), Value::Number(r))))
+                .collect();
+            if !rounds.is_empty() {
+                out.insert(JsString::from("failureRounds"), Value::Object(Object::from_entries(rounds)));
+            }
         }
         if self.spent > 0.0 {
             out.insert(JsString::from("spent"), Value::Number(self.spent));
@@ -412,9 +422,14 @@ impl BeyondState {
                 );
             }
         }
+        let failure_rounds = section("failureRounds");
         for (tool, streak) in section("failures").into_iter().flat_map(Object::iter) {
             if let Some(streak) = finite(Some(streak)) {
-                state.failures.insert(tool.clone(), FailureEntry { streak, round: None });
+                let round = failure_rounds
+                    .and_then(|rounds| rounds.get_js(tool))
+                    .and_then(Value::as_f64)
+                    .filter(|r| r.is_finite());
+                state.failures.insert(tool.clone(), FailureEntry { streak, round });
             }
         }
         state.spent = object.get("spent").and_then(Value::as_f64).filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(0.0);

@@ -141,6 +141,8 @@ pub(crate) struct OutcomeEntry {
     pub(crate) last: f64,
     /// Round of the latest recorded call.
     pub(crate) round: Option<f64>,
+    /// Round of the latest recorded result (a second result of that round is ignored).
+    pub(crate) result_round: Option<f64>,
 }
 
 /// Outcome evidence of every tool (persisted under `beyond.outcomes`).
@@ -209,6 +211,13 @@ impl OutcomeState {
         let Some(entry) = entry else {
             return false;
         };
+        // One result per call: the same call's result delivered again (an
+        // at-least-once bus, a retried hook, an in-round duplicate of it)
+        // is not new evidence.
+        if entry.result_round == Some(round) {
+            return false;
+        }
+        entry.result_round = Some(round).filter(|r| r.is_finite());
         let window = &entry.recent[entry.recent.len().saturating_sub(recent)..];
         let new = !window.is_empty() && !window.contains(&identity);
         if new {
@@ -244,6 +253,9 @@ impl OutcomeState {
                         ];
                         if let Some(round) = e.round {
                             fields.push((JsString::from("round"), Value::Number(round)));
+                        }
+                        if let Some(round) = e.result_round {
+                            fields.push((JsString::from("resultRound"), Value::Number(round)));
                         }
                         (e.fingerprint.clone(), Value::Object(Object::from_entries(fields)))
                     })
@@ -295,6 +307,7 @@ fn restore_entry(fingerprint: &JsString, entry: &Value) -> Option<OutcomeEntry> 
         base: count("base")?.min(last),
         last,
         round: object.get("round").and_then(Value::as_f64).filter(|n| n.is_finite()),
+        result_round: object.get("resultRound").and_then(Value::as_f64).filter(|n| n.is_finite()),
     })
 }
 

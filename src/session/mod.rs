@@ -226,8 +226,8 @@ pub struct Decision {
 /// What one response did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RoundOutcome {
-    /// The round the calls were recorded in (0 when none was opened: no
-    /// calls, or the run was halted).
+    /// The round the calls were recorded in (every response opens one,
+    /// calls or not; 0 when the run is halted).
     pub round: u64,
     /// The verdict on the response's text, if any.
     pub text_verdict: Option<Verdict>,
@@ -343,6 +343,7 @@ fn drop_rung(config: &mut ResolvedConfig, rung: Action, what: &str, warnings: &m
 impl Session {
     /// A session for a fresh run. Warnings about rungs the host cannot
     /// carry out are waiting in [`Session::take_warnings`].
+    #[inline(never)]
     pub fn new(config: ResolvedConfig, options: SessionOptions) -> Session {
         let mut config = config;
         let mut warnings = Vec::new();
@@ -394,6 +395,7 @@ impl Session {
     /// Replaces this session's run with a persisted state, as
     /// [`Session::restore`] does (for hosts that load the state after the
     /// session is built). The config, options and verdict history stay.
+    #[inline(never)]
     pub fn resume(&mut self, state: &Value) {
         for warning in self.monitor.restore(state) {
             self.warn(warning);
@@ -452,6 +454,9 @@ impl Session {
     /// A model response: its text is checked, then its calls are recorded
     /// as one new round. Halted already (or by this text): every call is
     /// refused with the halt text and none is recorded.
+    // Kept out of line: the wasm build is -O3, and inlined copies of
+    // the engine's steps in every entry point would weigh on the module.
+    #[inline(never)]
     pub fn on_response(&mut self, response: Response) -> RoundOutcome {
         let first = self.verdicts.len();
         let text_verdict = response.text.as_ref().and_then(|text| self.on_text(text));
@@ -459,9 +464,7 @@ impl Session {
             text_verdict,
             ..RoundOutcome::default()
         };
-        if response.calls.is_empty() {
-            // A text-only response ends the tool loop: no round.
-        } else if self.stop.is_some() {
+        if self.stop.is_some() {
             self.round_state = RoundState::Sealed;
             self.decisions.clear();
             for call in response.calls {
@@ -500,17 +503,15 @@ impl Session {
 
     /// One call the host could not see with its response (it learns of
     /// calls one at a time): recorded into the current round, undeclared,
-    /// opening a new round when none is open ([`Session::end_round`]).
+    /// opening a new round when none is open ([`Session::end_round`]). In
+    /// a sealed round ([`Session::seal_round`], or a response that came
+    /// after the halt) it is refused with the halt text, unrecorded; a halt
+    /// alone does not refuse it (a call the user approved after the halt
+    /// runs: check [`Session::halt`] to stop asking).
+    #[inline(never)]
     pub fn on_call(&mut self, call: Call) -> Decision {
         match self.round_state {
             RoundState::Sealed => {
-                let decision = self.sealed_decision(call);
-                self.decisions.insert(decision.id.clone(), decision.clone());
-                return decision;
-            }
-            RoundState::Closed if self.stop.is_some() => {
-                self.round_state = RoundState::Sealed;
-                self.decisions.clear();
                 let decision = self.sealed_decision(call);
                 self.decisions.insert(decision.id.clone(), decision.clone());
                 return decision;
@@ -522,12 +523,27 @@ impl Session {
         self.evaluate(call, identity)
     }
 
+    /// Opens a new, empty round now (a host whose calls arrive one by one
+    /// and whose round starts before the first of them): later
+    /// [`Session::on_call`]s and [`Session::on_server_tool`]s record into it.
+    pub fn begin_round(&mut self) {
+        self.open_round();
+    }
+
+    /// The run is halted and the calls about to run must not: every call of
+    /// this round is refused with the halt text until the next round. No-op
+    /// when the run is not halted.
+    pub fn seal_round(&mut self) {
+        if self.stop.is_some() {
+            self.round_state = RoundState::Sealed;
+            self.decisions.clear();
+        }
+    }
+
     /// Closes the current round: the next [`Session::on_call`] opens a new
     /// one. ([`Session::on_response`] always opens a new round.)
     pub fn end_round(&mut self) {
-        if self.round_state != RoundState::Sealed || self.stop.is_none() {
-            self.round_state = RoundState::Closed;
-        }
+        self.round_state = RoundState::Closed;
     }
 
     /// A model response's text alone (e.g. when its calls are recorded
@@ -541,6 +557,7 @@ impl Session {
     /// A server-side tool the provider ran (web search, …), recorded after
     /// the fact in the current round: never refused; its identity is what
     /// the host extracted from the output item.
+    #[inline(never)]
     pub fn on_server_tool(&mut self, tool_name: &JsString, identity: &Value) -> Option<Verdict> {
         let options = RecordOptions::server_tool();
         let round = self.round as f64;
@@ -580,6 +597,7 @@ impl Session {
     /// refused, unknown, or already answered is ignored. Returns the
     /// verdict it produced, if any (never a refusal: the call has run; a
     /// `stop` halts before the next round).
+    #[inline(never)]
     pub fn on_result(&mut self, id: &JsString, outcome: Option<&Value>, failed: bool) -> Option<Verdict> {
         let call = self.inflight.shift_remove(id)?;
         let recorded = self
@@ -636,6 +654,7 @@ impl Session {
     /// Would recording `calls` as the next round halt the run? Answered on
     /// a copy: the session is unchanged (a host that must decide to stop
     /// before the round runs asks this, then records the round).
+    #[inline(never)]
     pub fn would_halt(&self, calls: &[Call]) -> bool {
         if self.stop.is_some() || calls.is_empty() {
             return self.stop.is_some();
@@ -743,6 +762,7 @@ impl Session {
         self.inflight.clear();
     }
 
+    #[inline(never)]
     fn sealed_decision(&self, call: Call) -> Decision {
         Decision {
             id: call.id,
@@ -763,6 +783,7 @@ impl Session {
     }
 
     /// Resolves one call's identity once.
+    #[inline(never)]
     fn identity(&mut self, call: &Call) -> Identity {
         if call.malformed {
             return Identity::Key {
@@ -804,6 +825,7 @@ impl Session {
     /// Records one call with the reference's fallback chain (the identity,
     /// then the full arguments, then no detection); an in-round duplicate
     /// reuses the first decision.
+    #[inline(never)]
     fn evaluate(&mut self, call: Call, identity: Identity) -> Decision {
         let mut decision = Decision {
             id: call.id,
@@ -889,6 +911,7 @@ impl Session {
     }
 
     /// A verdict's consequences: steer guidance, a pending escalation, a halt.
+    #[inline(never)]
     fn apply(&mut self, verdict: &Verdict) {
         self.verdicts.push(verdict.clone());
         let mut action = verdict.action;

@@ -20,6 +20,7 @@ fn verdict_value(verdict: &Verdict) -> Option<Value> {
 
 /// A verdict from its JSON object (a persisted `stopVerdict`); `None`
 /// when the object is not one (the persisted halt is then dropped).
+#[inline(never)]
 pub fn verdict_from_value(value: &Value) -> Option<Verdict> {
     let object = value.as_object()?;
     let string = |name: &str| object.get(name).and_then(Value::as_js_string).cloned();
@@ -40,6 +41,7 @@ pub fn verdict_from_value(value: &Value) -> Option<Verdict> {
     })
 }
 
+#[inline(never)]
 pub(super) fn state(session: &Session) -> Value {
     let Value::Object(mut object) = session.monitor.get_state() else {
         return session.monitor.get_state();
@@ -76,6 +78,7 @@ pub(super) fn state(session: &Session) -> Value {
 
 /// What the session keeps beyond the monitor's state, read fail-open:
 /// anything malformed is dropped.
+#[inline(never)]
 pub(super) fn restore_extras(session: &mut Session, object: &Object) {
     if let Some(Value::Array(steer)) = object.get("pendingSteer") {
         for message in steer.iter().filter_map(Value::as_js_string).take(MAX_RESTORED_STEER) {
@@ -152,6 +155,7 @@ impl Decision {
     }
 
     /// Appends [`Decision::to_json`] to `out`.
+    #[inline(never)]
     pub fn write_json(&self, out: &mut String) {
         out.push_str("{\"id\":");
         write_json_string(&self.id, out);

@@ -140,6 +140,18 @@ impl Session {
         Ok(self.answer(&decision.to_json()))
     }
 
+    /// Opens a new, empty round.
+    #[wasm_bindgen(js_name = beginRound)]
+    pub fn begin_round(&mut self) {
+        self.inner.begin_round();
+    }
+
+    /// Seals the current round of a halted run.
+    #[wasm_bindgen(js_name = sealRound)]
+    pub fn seal_round(&mut self) {
+        self.inner.seal_round();
+    }
+
     /// Closes the current round.
     #[wasm_bindgen(js_name = endRound)]
     pub fn end_round(&mut self) {
