@@ -109,8 +109,8 @@ async function measure(label, option) {
 }
 
 // ---- 1. the hooks alone vs the detector alone
-const HOOK_CALLS = Number(process.env.HOOK_CALLS ?? 200);
-const HOOK_ROUNDS = Number(process.env.HOOK_ROUNDS ?? 15);
+const HOOK_CALLS = Number(process.env.HOOK_CALLS ?? 50);
+const HOOK_ROUNDS = Number(process.env.HOOK_ROUNDS ?? 41);
 const toolStub = { name: 'read_page' };
 
 // The messages LangChain would hand the hooks, built before the clock starts.
@@ -119,62 +119,75 @@ const aiMessages = calls.map((call) => new AIMessage({ content: '', tool_calls: 
 const toolMessages = calls.map((call, i) => new ToolMessage({ content: JSON.stringify({ page: i, rows: [i * 10, i * 10 + 1] }), tool_call_id: call.id, name: 'read_page' }));
 const modelAnswer = new AIMessage('');
 
-async function hooksRun(option) {
+// One run of both, step by step: call i through the hooks, then call i through the
+// engine alone (the order swapped every call), each step timed on its own, so a
+// burst of load on this shared machine lands on both sides alike.
+async function pairedRun(option) {
   const mw = doomLoopMiddleware({ doomLoop: option });
   const state = { messages: [new HumanMessage('read them all')], doomLoop: undefined };
   const apply = (update) => {
     if (update?.doomLoop !== undefined) state.doomLoop = update.doomLoop;
   };
   const answer = async () => modelAnswer;
-  const t0 = process.hrtime.bigint();
-  apply(mw.beforeAgent(state));
-  for (let i = 0; i < HOOK_CALLS; i++) {
+  const s = new DoomLoopSession({ doomLoop: option });
+  let hooks = 0n;
+  let engine = 0n;
+  const hookStep = async (i) => {
+    const t0 = process.hrtime.bigint();
     apply(mw.beforeModel(state));
     await mw.wrapModelCall({ messages: state.messages, systemPrompt: 'You read pages.', state }, answer);
     state.messages.push(aiMessages[i]);
     apply(mw.afterModel.hook(state));
     const result = await mw.wrapToolCall({ toolCall: calls[i], tool: toolStub, state: { messages: state.messages }, runtime: {} }, async () => toolMessages[i]);
     state.messages.push(result);
-  }
-  return Number(process.hrtime.bigint() - t0) / 1e3;
-}
-
-function engineRun(option) {
-  const t0 = process.hrtime.bigint();
-  const s = new DoomLoopSession({ doomLoop: option });
-  s.onUserTurn();
-  s.getState();
-  for (let i = 0; i < HOOK_CALLS; i++) {
-    JSON.parse(toolMessages[i].content); // the result as the hooks read it
+    hooks += process.hrtime.bigint() - t0;
+  };
+  const engineStep = (i) => {
+    const t0 = process.hrtime.bigint();
     s.getState();
     s.nextRequest();
     s.onResponse({ text: '', calls: [{ id: `call_${i}`, toolName: 'read_page', args: { page: i } }] });
     s.getState();
     s.decision(`call_${i}`);
-    s.onResult(`call_${i}`, { page: i, rows: [i * 10, i * 10 + 1] }, { failed: false });
+    s.onResult(`call_${i}`, JSON.parse(toolMessages[i].content), { failed: false });
+    engine += process.hrtime.bigint() - t0;
+  };
+  apply(mw.beforeAgent(state));
+  s.onUserTurn();
+  s.getState();
+  for (let i = 0; i < HOOK_CALLS; i++) {
+    if (i % 2 === 0) {
+      await hookStep(i);
+      engineStep(i);
+    } else {
+      engineStep(i);
+      await hookStep(i);
+    }
   }
-  return Number(process.hrtime.bigint() - t0) / 1e3;
+  s.free?.();
+  return { hooks: Number(hooks) / 1e3, engine: Number(engine) / 1e3 };
 }
 
 async function measureHooks(label, option) {
-  for (let i = 0; i < 3; i++) {
-    await hooksRun(option);
-    engineRun(option);
-  }
+  for (let i = 0; i < 3; i++) await pairedRun(option);
   const hooks = [];
   const engine = [];
+  const glue = [];
   for (let r = 0; r < HOOK_ROUNDS; r++) {
-    hooks.push(await hooksRun(option));
-    engine.push(engineRun(option));
+    const run = await pairedRun(option);
+    hooks.push(run.hooks / HOOK_CALLS);
+    engine.push(run.engine / HOOK_CALLS);
+    glue.push((run.hooks - run.engine) / HOOK_CALLS);
   }
-  const [h, e] = [median(hooks) / HOOK_CALLS, median(engine) / HOOK_CALLS];
-  console.log(`${label.padEnd(30)} hooks ${h.toFixed(1).padStart(6)} µs/call  engine alone ${e.toFixed(1).padStart(6)} µs/call  ratio ${(h / e).toFixed(3)}  glue on top of the detector ${(h - e).toFixed(1).padStart(5)} µs/call`);
+  const [h, e] = [median(hooks), median(engine)];
+  console.log(`${label.padEnd(30)} hooks ${h.toFixed(1).padStart(6)} µs/call  engine alone ${e.toFixed(1).padStart(6)} µs/call  ratio ${(h / e).toFixed(3)}  glue on top of the detector: median ${median(glue).toFixed(1)} µs/call`);
 }
 
 console.log(`node ${process.version}\n`);
-console.log(`1. the middleware's hooks vs the session engine alone, ${HOOK_CALLS} calls, median of ${HOOK_ROUNDS} alternating rounds`);
+console.log(`1. the middleware's hooks vs the session engine alone, ${HOOK_CALLS} calls per run, call by call, median of ${HOOK_ROUNDS} runs`);
 await measureHooks('doomLoop: true', true);
 await measureHooks('RECOMMENDED_DOOM_LOOP_OPTION', RECOMMENDED_DOOM_LOOP_OPTION);
+if (process.env.HOOKS_ONLY) process.exit(0);
 console.log(`\n2. end to end: createAgent + fakeModel, ${CALLS} tool calls per run, median CPU time of ${ROUNDS} alternating rounds`);
 await measure('doomLoop: true', true);
 await measure('RECOMMENDED_DOOM_LOOP_OPTION', RECOMMENDED_DOOM_LOOP_OPTION);
