@@ -7,6 +7,7 @@
 // 2. an agent that works: it pages through a file with a no-argument
 //    `scroll_down`, each call showing the next page — as is, with the
 //    reference's defaults, and with RECOMMENDED_DOOM_LOOP_OPTION.
+// 3. the billing agent through the Vercel AI SDK and LangChain adapters.
 // Needs the built package: `bash scripts/build-pkg.sh` first.
 
 import { OpenRouter, stepCountIs } from '@openrouter/agent';
@@ -112,3 +113,34 @@ console.log('\nPaging agent: reads a file with a no-argument scroll_down, a new 
 console.log(pline('', heads));
 console.log(pline('-'.repeat(pw), cw.map((w) => '-'.repeat(w))));
 for (const [label, k] of pagingRows) console.log(pline(label, paging.map((r) => fmt(r[k]))));
+
+// 3. The same billing agent through two of the frameworks' adapters, each
+//    against its provider's protocol on 127.0.0.1 (the AI SDK: Chat
+//    Completions; LangChain: Anthropic Messages), without and with detection.
+const { billingRun: aiSdkBilling } = await import('./demo-ai-sdk.mjs');
+const { billingRun: langchainBilling } = await import('./demo-langchain.mjs');
+const frameworks = [
+  ['AI SDK', await aiSdkBilling(undefined), await aiSdkBilling(true)],
+  ['LangChain', await langchainBilling(undefined), await langchainBilling(true)],
+];
+const frameworkRows = [
+  ['tool calls issued by the model', 'callsIssued'],
+  ['  executed (each fails: timeout)', 'executed'],
+  ['  refused with the verdict text', 'refused'],
+  ['model requests', 'requests'],
+  ['input tokens sent (server usage)', 'inputTokens'],
+  ['how the run ended', 'endedBy'],
+  ['  because', 'because'],
+];
+const fheads = frameworks.flatMap(([name]) => [`${name}, as is`, `${name} + adapter`]);
+const fcells = (k) => frameworks.flatMap(([, plain, guarded]) => [fmt(plain[k]), fmt(guarded[k])]);
+const fw = frameworkRows.reduce((w, [label]) => Math.max(w, label.length), 0);
+const fcw = fheads.map((h, i) => Math.max(h.length, ...frameworkRows.map(([, k]) => fcells(k)[i].length)));
+const fline = (label, cells) => [label.padEnd(fw), ...cells.map((c, i) => c.padStart(fcw[i]))].join('  ');
+console.log('\nThe billing agent through the Vercel AI SDK (doom-loop-wasm/ai-sdk) and LangChain (doom-loop-wasm/langchain).');
+console.log(fline('', fheads));
+console.log(fline('-'.repeat(fw), fcw.map((w) => '-'.repeat(w))));
+for (const [label, k] of frameworkRows) console.log(fline(label, fcells(k)));
+for (const [name, plain, guarded] of frameworks) {
+  console.log(`${name}: input tokens saved ${((1 - guarded.inputTokens / plain.inputTokens) * 100).toFixed(1)}%.`);
+}
