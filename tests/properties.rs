@@ -33,12 +33,15 @@ fn naive_js_number(n: f64) -> String {
         return "0".into();
     }
     let mut sci = format!("{:e}", n.abs());
-    if sci.split_once('e').unwrap().0.len() == 18 {
-        // 17 significant digits: ECMAScript takes, of the 17-digit strings
-        // that round-trip, the one closest to the exact value — the exact
-        // value rounded to 17 digits — where Rust's shortest form may end
-        // one unit off (-1893708373182069.3 vs JS's …069.2).
-        sci = format!("{:.16e}", n.abs());
+    // ECMAScript takes, of the shortest digit strings that round-trip, the
+    // one closest to the exact value (the even one on a tie): the exact
+    // value rounded, half to even, to that many digits — where Rust's
+    // shortest form may end one unit off (-1893708373182069.3 vs JS's
+    // …069.2 at 17 digits; 662368563518973.3 vs …973.2, a tie, at 16).
+    let digits = sci.split_once('e').unwrap().0.chars().filter(char::is_ascii_digit).count();
+    let closest = format!("{:.*e}", digits.saturating_sub(1), n.abs());
+    if closest.parse::<f64>() == Ok(n.abs()) {
+        sci = closest;
     }
     let (mantissa, exp) = sci.split_once('e').unwrap();
     let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
@@ -402,4 +405,17 @@ fn seventeen_digit_numbers_print_as_ecmascript_chooses() {
     let n = -1893708373182069.3_f64;
     assert_eq!(naive_js_number(n), "-1893708373182069.2");
     assert_eq!(canonicalize(&Value::Number(n)).unwrap(), "-1893708373182069.2");
+}
+
+/// Regression (found by `canonical_matches_the_naive_reference` in the
+/// integration run of session 4): the exact value of 662368563518973.3 is
+/// …973.25, a tie between the two 16-digit strings that round-trip;
+/// ECMAScript takes the even one, as `String(662368563518973.3)` in Node
+/// does, and Rust's shortest form takes the other. The oracle now rounds
+/// at every digit count, not only at 17.
+#[test]
+fn a_tie_between_two_shortest_forms_prints_the_even_one() {
+    let n = 662368563518973.3_f64;
+    assert_eq!(naive_js_number(n), "662368563518973.2");
+    assert_eq!(canonicalize(&Value::Number(n)).unwrap(), "662368563518973.2");
 }
