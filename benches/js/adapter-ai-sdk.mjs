@@ -141,6 +141,6 @@ const detector = median(alone);
 console.log(`AI SDK adapter (ai 6, generateText, MockLanguageModelV3; ${STEPS} calls per run, ${ROUNDS} alternated runs; CPU time):`);
 console.log(`  per call without the adapter   ${median(plain).toFixed(1)} µs`);
 console.log(`  per call with the adapter      ${median(guarded).toFixed(1)} µs`);
-console.log(`  added by the adapter           ${added.toFixed(1)} µs/call (median ratio with/without ${median(ratios).toFixed(3)})`);
+console.log(`  added by the adapter           ${added.toFixed(1)} µs/call, median of the paired differences (${(median(guarded) - median(plain)).toFixed(1)} between the medians; median ratio with/without ${median(ratios).toFixed(3)})`);
 console.log(`  of which the detector (session) ${detector.toFixed(1)} µs/call; the rest ${(added - detector).toFixed(1)} µs/call`);
 console.log(`  the glue alone (the hooks driven directly, minus the same session calls): ${median(glue).toFixed(1)} µs/call (aim < 20)`);

@@ -60,6 +60,7 @@ class AiSdkDoomLoop {
   #runs = 0;
   #halted = null;
   #steered = false;
+  #wrappers = new WeakMap();
 
   constructor(options = {}) {
     this.#options = isRecord(options) ? options : {};
@@ -133,32 +134,41 @@ class AiSdkDoomLoop {
     this.#onResponse(text, calls);
   }
 
-  /** Wraps a language model so each response is seen before its tools run. */
+  /** Wraps a language model so each response is seen before its tools run (one wrapper per model). */
   wrapModel(model) {
     if (!isRecord(model) || model[WRAPPED] || typeof model.doGenerate !== 'function') return model;
+    const cached = this.#wrappers.get(model);
+    if (cached) return cached;
     const guard = this;
-    return new Proxy(model, {
+    const bound = new Map();
+    const doGenerate = async (callOptions) => {
+      guard.#checkVersion(callOptions);
+      const result = await model.doGenerate(callOptions);
+      guard.#onContent(result?.content);
+      return result;
+    };
+    const doStream = async (callOptions) => {
+      guard.#checkVersion(callOptions);
+      const result = await model.doStream(callOptions);
+      return { ...result, stream: result.stream.pipeThrough(guard.#roundStream()) };
+    };
+    const proxy = new Proxy(model, {
       get(target, prop) {
         if (prop === WRAPPED) return true;
-        if (prop === 'doGenerate') {
-          return async (callOptions) => {
-            guard.#checkVersion(callOptions);
-            const result = await target.doGenerate(callOptions);
-            guard.#onContent(result?.content);
-            return result;
-          };
-        }
-        if (prop === 'doStream') {
-          return async (callOptions) => {
-            guard.#checkVersion(callOptions);
-            const result = await target.doStream(callOptions);
-            return { ...result, stream: result.stream.pipeThrough(guard.#roundStream()) };
-          };
-        }
+        if (prop === 'doGenerate') return doGenerate;
+        if (prop === 'doStream') return doStream;
         const value = Reflect.get(target, prop, target);
-        return typeof value === 'function' ? value.bind(target) : value;
+        if (typeof value !== 'function') return value;
+        let fn = bound.get(prop);
+        if (fn === undefined || fn.original !== value) {
+          fn = Object.assign(value.bind(target), { original: value });
+          bound.set(prop, fn);
+        }
+        return fn;
       },
     });
+    this.#wrappers.set(model, proxy);
+    return proxy;
   }
 
   /** Holds a streamed response's tool-call parts until it finishes, then declares the round. */
