@@ -13,26 +13,13 @@
 // the two folders are served; anything else is a 404.
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
-import { extname, join, resolve, sep, dirname } from 'node:path';
+import { join, resolve, sep, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { contentType } from './content-types.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const DEFAULT_PORT = 8787;
 
-const TYPES = {
-  '.html': 'text/html; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.cjs': 'text/javascript; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.wasm': 'application/wasm',
-  '.ts': 'text/plain; charset=utf-8',
-  '.md': 'text/plain; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-};
 
 /** [url prefix, directory], first match wins. */
 function mounts(root) {
@@ -75,7 +62,7 @@ export function startPlaygroundServer({ port = DEFAULT_PORT, host = '127.0.0.1',
         decoded = null;
       }
       const file = decoded === null || decoded.includes('\0') ? null : await locate(decoded, root);
-      const type = file && TYPES[extname(file).toLowerCase()];
+      const type = file && contentType(file);
       if (!type) {
         const hint = decoded?.startsWith('/pkg/') ? ' (is pkg/ built? bash scripts/build-pkg.sh)' : '';
         res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });

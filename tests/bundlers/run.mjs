@@ -18,8 +18,9 @@ import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { extname, join, resolve, sep } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { contentType } from '../../scripts/content-types.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const WORK = fileURLToPath(new URL('./.work/', import.meta.url));
@@ -102,19 +103,12 @@ function runProcess(command, argv, cwd) {
   });
 }
 
-const TYPES = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.wasm': 'application/wasm',
-};
 function serve(dir) {
   const server = createServer(async (req, res) => {
     const { pathname } = new URL(req.url, 'http://127.0.0.1');
     const file = resolve(dir, `.${decodeURIComponent(pathname === '/' ? '/index.html' : pathname)}`);
-    if (file.startsWith(dir + sep) && TYPES[extname(file)] && (await stat(file).catch(() => null))?.isFile()) {
-      res.writeHead(200, { 'content-type': TYPES[extname(file)] });
+    if (file.startsWith(dir + sep) && contentType(file) && (await stat(file).catch(() => null))?.isFile()) {
+      res.writeHead(200, { 'content-type': contentType(file) });
       return res.end(await readFile(file));
     }
     res.writeHead(404, { 'content-type': 'text/plain' });

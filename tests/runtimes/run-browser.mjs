@@ -9,8 +9,9 @@
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
-import { extname, join, resolve, sep } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { chromium } from 'playwright-core';
+import { contentType } from '../../scripts/content-types.mjs';
 import { CONSUMER, PACKAGE_DIR, ROOT, resolveExport } from './consumer.mjs';
 import { loadDataText } from './data.mjs';
 import { addRunnerChecks, crashed, report } from './suite.mjs';
@@ -19,14 +20,6 @@ const runtime = process.argv[2] ?? 'chromium';
 if (!['chromium', 'vite'].includes(runtime)) throw new Error(`unknown mode ${runtime} (chromium | vite)`);
 const PAGE_TIMEOUT_MS = 90_000;
 const BROWSER_CONDITIONS = ['browser', 'import', 'module', 'default'];
-const TYPES = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.wasm': 'application/wasm',
-  '.css': 'text/css; charset=utf-8',
-};
 
 async function viteBuild() {
   const { build } = await import('vite');
@@ -56,9 +49,9 @@ function startServer(mounts, routes) {
       for (const [prefix, dir] of mounts) {
         if (!pathname.startsWith(prefix)) continue;
         const file = resolve(dir, decodeURIComponent(pathname.slice(prefix.length)));
-        if (!file.startsWith(dir + sep) || !TYPES[extname(file)]) break;
+        if (!file.startsWith(dir + sep) || !contentType(file)) break;
         if (!(await stat(file).catch(() => null))?.isFile()) break;
-        res.writeHead(200, { 'content-type': TYPES[extname(file)], 'cache-control': 'no-store' });
+        res.writeHead(200, { 'content-type': contentType(file), 'cache-control': 'no-store' });
         return res.end(await readFile(file));
       }
       res.writeHead(404, { 'content-type': 'text/plain' });
