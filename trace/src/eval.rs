@@ -37,6 +37,7 @@ use doom_loop::monitor::Verdict;
 use doom_loop::JsString;
 
 use crate::import::{for_each_file_run, for_each_run, gzip_refused, unreadable, walk, ImportedRun, Skipped};
+use crate::json_list::write_list;
 use crate::replay::{replay, Timeline, Transcript};
 
 /// One option to evaluate, with the label reports show.
@@ -884,52 +885,38 @@ saved = calls after the halt in unsuccessful runs, lost = in successful ones; ca
     /// the halt), `capped`, `cappedCalls`, `cappedHalted`, `cappedSaved`).
     pub fn to_json(&self) -> String {
         let mut out = String::from("{\"options\":[");
-        for (i, option) in self.options.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
+        write_list(&mut out, &self.options, |option, out| {
             out.push_str("{\"label\":");
-            push_string(&option.label, &mut out);
+            push_string(&option.label, out);
             out.push_str(",\"option\":");
             out.push_str(&to_json(&option.option));
             out.push_str(",\"sources\":{");
-            for (j, (name, metrics)) in option.sources.iter().enumerate() {
-                if j > 0 {
-                    out.push(',');
-                }
-                push_string(name, &mut out);
+            write_list(out, &option.sources, |(name, metrics), out| {
+                push_string(name, out);
                 out.push(':');
-                metrics_json(metrics, &mut out);
-            }
+                metrics_json(metrics, out);
+            });
             out.push_str("},\"total\":");
-            metrics_json(&option.total, &mut out);
+            metrics_json(&option.total, out);
             out.push('}');
-        }
+        });
         out.push_str("],\"failures\":[");
-        for (i, failure) in self.failures.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
+        write_list(&mut out, &self.failures, |failure, out| {
             out.push_str("{\"source\":");
-            push_string(&failure.source, &mut out);
+            push_string(&failure.source, out);
             out.push_str(",\"id\":");
-            push_string(&failure.id, &mut out);
+            push_string(&failure.id, out);
             out.push_str(",\"option\":");
             match &failure.option {
-                Some(option) => push_string(option, &mut out),
+                Some(option) => push_string(option, out),
                 None => out.push_str("null"),
             }
             out.push_str(",\"error\":");
-            push_string(&failure.error, &mut out);
+            push_string(&failure.error, out);
             out.push('}');
-        }
+        });
         out.push_str(&format!("],\"failuresOmitted\":{},\"warnings\":[", self.failures_omitted));
-        for (i, warning) in self.warnings.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            push_string(warning, &mut out);
-        }
+        write_list(&mut out, &self.warnings, |warning, out| push_string(warning, out));
         out.push_str("]}");
         out
     }

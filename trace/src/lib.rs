@@ -15,5 +15,6 @@ pub mod eval;
 pub mod hook;
 pub mod html;
 pub mod import;
+mod json_list;
 pub mod replay;
 pub mod transcript;

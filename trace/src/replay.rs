@@ -30,6 +30,8 @@ use doom_loop::session::{Call, CallKey, Capabilities, Response, Session, Session
 
 pub use crate::transcript::{Transcript, TranscriptCall, TranscriptRound};
 
+use crate::json_list::write_list;
+
 /// What happened to one call.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CallReport {
@@ -193,40 +195,34 @@ impl Timeline {
     /// The timeline as JSON (for the npm package and the playground).
     pub fn to_json(&self) -> String {
         let mut out = String::from("{\"rounds\":[");
-        for (i, round) in self.rounds.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
+        write_list(&mut out, &self.rounds, |round, out| {
             out.push_str(&format!("{{\"round\":{},\"textVerdict\":", round.round));
-            push_verdict(&round.text_verdict, &mut out);
+            push_verdict(&round.text_verdict, out);
             out.push_str(",\"calls\":[");
-            for (j, call) in round.calls.iter().enumerate() {
-                if j > 0 {
-                    out.push(',');
-                }
+            write_list(out, &round.calls, |call, out| {
                 out.push_str("{\"toolName\":");
-                write_json_string(&call.tool_name, &mut out);
+                write_json_string(&call.tool_name, out);
                 out.push_str(",\"fingerprint\":");
                 match &call.fingerprint {
-                    Some(f) => write_json_string(f, &mut out),
+                    Some(f) => write_json_string(f, out),
                     None => out.push_str("null"),
                 }
                 out.push_str(",\"streak\":");
-                write_number(call.streak, &mut out);
+                write_number(call.streak, out);
                 out.push_str(&format!(
                     ",\"duplicateInRound\":{},\"exempt\":{},\"malformed\":{},\"verdict\":",
                     call.duplicate_in_round, call.exempt, call.malformed
                 ));
-                push_verdict(&call.verdict, &mut out);
+                push_verdict(&call.verdict, out);
                 out.push_str(",\"result\":");
                 match &call.result {
                     Some(result) => out.push_str(&doom_loop::json::to_json(result)),
                     None => out.push_str("null"),
                 }
                 out.push_str(&format!(",\"failed\":{}}}", call.failed));
-            }
+            });
             out.push_str("]}");
-        }
+        });
         out.push_str(&format!("],\"totalRounds\":{},\"stopVerdict\":", self.total_rounds));
         push_verdict(&self.stop_verdict, &mut out);
         out.push_str(",\"warnings\":");

@@ -10,6 +10,8 @@
 use doom_loop::js_string::JsString;
 use doom_loop::json::{write_json_string, Object, Value};
 
+use crate::json_list::write_list;
+
 /// One tool call of a transcript.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TranscriptCall {
@@ -73,22 +75,16 @@ impl Transcript {
         out.push_str(",\"loopKeys\":");
         out.push_str(&doom_loop::json::to_json(&Value::Object(self.loop_keys.clone())));
         out.push_str(",\"rounds\":[");
-        for (i, round) in self.rounds.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
+        write_list(&mut out, &self.rounds, |round, out| {
             out.push_str("{\"text\":");
             match &round.text {
-                Some(text) => write_json_string(text, &mut out),
+                Some(text) => write_json_string(text, out),
                 None => out.push_str("null"),
             }
             out.push_str(",\"calls\":[");
-            for (j, call) in round.calls.iter().enumerate() {
-                if j > 0 {
-                    out.push(',');
-                }
+            write_list(out, &round.calls, |call, out| {
                 out.push_str("{\"toolName\":");
-                write_json_string(&call.tool_name, &mut out);
+                write_json_string(&call.tool_name, out);
                 out.push_str(",\"args\":");
                 out.push_str(&doom_loop::json::to_json(&call.args));
                 out.push_str(&format!(",\"malformed\":{},\"result\":", call.malformed));
@@ -97,14 +93,14 @@ impl Transcript {
                     None => out.push_str("null"),
                 }
                 out.push_str(&format!(",\"failed\":{}}}", call.failed));
-            }
+            });
             out.push(']');
             if let Some(tokens) = round.tokens {
                 out.push_str(",\"tokens\":");
                 out.push_str(&doom_loop::json::js_number(tokens));
             }
             out.push('}');
-        }
+        });
         out.push_str("]}");
         out
     }
