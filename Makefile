@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/.tools/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 CORPUS ?= vectors/reference
 CARGO ?= cargo
 
-.PHONY: all tools test-tools build demo test test-rust test-js test-runtimes test-types test-docs test-wasm test-pkg test-bundlers test-hooks test-features package-test conformance clippy bench bench-eval figures fuzz differential playground clean measure-recommended
+.PHONY: all tools test-tools build demo test test-rust test-js test-runtimes test-types test-docs test-wasm test-pkg test-bundlers test-hooks test-features package-test conformance clippy bench bench-eval figures fuzz differential playground clean measure-recommended measure-peers
 
 all: build
 
@@ -167,3 +167,8 @@ clean:
 ## README's "Measured on real agent runs" table, and issue #9's targets asserted.
 measure-recommended:
 	$(CARGO) test --release -p doom-loop-trace --test recommended -- --nocapture
+
+## The package beside other agents' loop guards on ../shared/trajectories
+## (the shared bench-detectors.mjs; fails if RECOMMENDED loses its lead).
+measure-peers: build
+	node --test tests/js/peers.test.mjs

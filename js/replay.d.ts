@@ -221,6 +221,32 @@ export interface EvaluationMetrics {
   firstIntervention: InterventionSplit;
   /** The same, successful runs only. */
   firstInterventionResolved: InterventionSplit;
+  /** Stopped runs by the class of their stopping verdict. */
+  stops: InterventionSplit;
+  /** Runs with any intervention (not only the first) on unchanged output. */
+  caughtUnchanged: number;
+  /** Runs labelled unsuccessful. */
+  unresolved: number;
+  /** Successful runs with a block or stop. */
+  intervenedResolved: number;
+  /** Unsuccessful runs with a block or stop. */
+  intervenedUnresolved: number;
+  /** Successful runs ended by a stop. */
+  haltedResolved: number;
+  /** Unsuccessful runs ended by a stop. */
+  haltedUnresolved: number;
+  /** Calls after the halt in unsuccessful runs: work saved. */
+  savedUnresolved: number;
+  /** Calls after the halt in successful runs: work the successful agent would not have done. */
+  lostResolved: number;
+  /** Runs that ended on a cost, step or attempt cap (their `exitStatus` or own markers). */
+  capped: number;
+  /** Tool calls in the capped runs. */
+  cappedCalls: number;
+  /** Capped runs a stop ends. */
+  cappedHalted: number;
+  /** Calls after the halt in capped runs. */
+  cappedSaved: number;
 }
 
 /** One option's results in an {@link EvaluationReport}. */

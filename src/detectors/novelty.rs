@@ -346,7 +346,7 @@ mod tests {
         let mut n = NoveltyState::default();
         assert!(!n.record(&s("think"), &s("f1"), s("")));
         assert!(!n.record(&s("think"), &s("f2"), s("")));
-        assert!(n.record(&s("edit"), &s("e1"), s("a")) == false);
+        assert!(!n.record(&s("edit"), &s("e1"), s("a")));
         assert!(n.record(&s("edit"), &s("e2"), s("b")));
         assert!(!n.record(&s("edit"), &s("e3"), s("a")));
         assert_eq!(n.epoch, 1.0);

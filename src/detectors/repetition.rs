@@ -108,69 +108,91 @@ pub struct Chant {
 /// assert_eq!(chanting("```\nx = 1 + 2 + 3 + 4\n```\n".repeat(30).as_str(), &RepetitionConfig::default()), None);
 /// ```
 pub fn chanting(text: &str, config: &RepetitionConfig) -> Option<Chant> {
-    let mut counts: HashMap<String, usize> = HashMap::new();
-    let mut best: Option<(String, usize)> = None;
+    let min_repeats = config.min_repeats.max(2);
+    // Too short to hold `min_repeats` sentences of `min_chars`: most
+    // responses end here.
+    if text.len() < min_repeats.saturating_mul(config.min_chars.max(1)) {
+        return None;
+    }
+    // One pass: the counted sentences, whitespace collapsed, into one buffer.
+    let mut buffer = String::with_capacity(text.len());
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
     let mut fenced = false;
     for line in text.split('\n') {
         if line.trim_start().starts_with("```") {
             fenced = !fenced;
             continue;
         }
-        if fenced {
-            continue;
-        }
-        for sentence in sentences(line) {
-            if sentence.chars().count() < config.min_chars {
-                continue;
-            }
-            let count = match counts.get_mut(&sentence) {
-                Some(count) => {
-                    *count += 1;
-                    *count
-                }
-                None => {
-                    counts.insert(sentence.clone(), 1);
-                    1
-                }
-            };
-            if best.as_ref().is_none_or(|(_, n)| count > *n) {
-                best = Some((sentence, count));
-            }
+        if !fenced {
+            push_sentences(line, &mut buffer, &mut ranges, config.min_chars);
         }
     }
-    let (sentence, repeats) = best.filter(|(_, n)| *n >= config.min_repeats.max(2))?;
+    if ranges.len() < min_repeats {
+        return None;
+    }
+    let mut counts: HashMap<&str, usize> = HashMap::with_capacity(ranges.len());
+    let mut best: Option<(&str, usize)> = None;
+    for &(start, end) in &ranges {
+        let sentence = &buffer[start..end];
+        let count = counts.entry(sentence).or_insert(0);
+        *count += 1;
+        if best.is_none_or(|(_, n)| *count > n) {
+            best = Some((sentence, *count));
+        }
+    }
+    let (sentence, repeats) = best.filter(|(_, n)| *n >= min_repeats)?;
     let sample = if sentence.chars().count() > SAMPLE_CHARS {
         let cut: String = sentence.chars().take(SAMPLE_CHARS).collect();
         format!("{cut}…")
     } else {
-        sentence
+        sentence.to_string()
     };
     Some(Chant { sample, repeats })
 }
 
-/// The sentences of one line, whitespace collapsed: a sentence ends after
-/// `.`, `!` or `?` followed by whitespace (or the end of the line).
-fn sentences(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = String::new();
+/// Appends the sentences of one line to `buffer`, whitespace collapsed, and
+/// the byte range of each one at least `min_chars` long to `ranges`: a
+/// sentence ends after `.`, `!` or `?` followed by whitespace (or the end of
+/// the line).
+fn push_sentences(line: &str, buffer: &mut String, ranges: &mut Vec<(usize, usize)>, min_chars: usize) {
+    let mut start = buffer.len();
+    let mut pending_space = false;
+    let mut finish = |buffer: &mut String, start: &mut usize| {
+        let end = buffer.len();
+        let sentence = &buffer[*start..end];
+        if sentence.len() >= min_chars && (sentence.len() >= 4 * min_chars || sentence.chars().count() >= min_chars) {
+            ranges.push((*start, end));
+        } else {
+            buffer.truncate(*start);
+        }
+        *start = buffer.len();
+    };
     let mut chars = line.chars().peekable();
     while let Some(c) = chars.next() {
         if c.is_whitespace() {
-            if !current.is_empty() && !current.ends_with(' ') {
-                current.push(' ');
-            }
+            pending_space = buffer.len() > start;
             continue;
         }
-        current.push(c);
+        if pending_space {
+            buffer.push(' ');
+            pending_space = false;
+        }
+        buffer.push(c);
         if matches!(c, '.' | '!' | '?') && chars.peek().is_none_or(|n| n.is_whitespace()) {
-            out.push(std::mem::take(&mut current));
+            finish(buffer, &mut start);
         }
     }
-    let rest = current.trim_end();
-    if !rest.is_empty() {
-        out.push(rest.to_string());
+    if buffer.len() > start {
+        finish(buffer, &mut start);
     }
-    out
+}
+
+/// The sentences of one line, whitespace collapsed (for the tests).
+#[cfg(test)]
+fn sentences(line: &str) -> Vec<String> {
+    let (mut buffer, mut ranges) = (String::new(), Vec::new());
+    push_sentences(line, &mut buffer, &mut ranges, 1);
+    ranges.iter().map(|&(a, b)| buffer[a..b].to_string()).collect()
 }
 
 #[cfg(test)]

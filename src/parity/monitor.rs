@@ -771,7 +771,7 @@ impl DoomLoopMonitor {
         let within_response = self.text_repetition_verdict(&normalized);
         let within_response = match &self.config.beyond.repetition {
             Some(config) => {
-                let chant = crate::repetition::chanting(&text.to_string(), config);
+                let chant = crate::repetition::chanting(&text.to_utf8_lossy(), config);
                 let verdict = self.chanting_verdict(chant);
                 stronger_verdict(within_response, verdict)
             }

@@ -93,8 +93,9 @@ describe('RECOMMENDED_DOOM_LOOP_OPTION through the real SDK', () => {
 
     const run = await assertQuiet(pagingAgent, 10);
     assert.equal(run.text, 'Found the bug in part 10.');
-    // Each page restarts the streak: every repeat is scored 2 (observe) before its page is seen.
-    assert.deepEqual(verdictsOf(run.input), Array(9).fill('tool-fingerprint:observe@2'));
+    // The second page is scored 2 (observe) before it is seen; from then on each new page
+    // (novelty) restarts the streak before the next call: scored 1, no verdict.
+    assert.deepEqual(verdictsOf(run.input), ['tool-fingerprint:observe@2']);
     assert.ok(run.input.getDoomLoopState().beyond.outcomes.scroll_down, 'outcome evidence is persisted under beyond');
   });
 
@@ -143,8 +144,11 @@ describe('RECOMMENDED_DOOM_LOOP_OPTION through the real SDK', () => {
     ]);
     assert.deepEqual(verdictsOf(run.input).slice(0, 4), verdictsOf(reference.input).slice(0, 4));
     assert.equal(run.input.getDoomLoopEndReason(), 'doom_loop');
-    // The same wire up to where the reference stopped: the blocks are the same.
-    assert.deepEqual(run.srv.requests.slice(0, reference.srv.requests.length), reference.srv.requests);
+    // The same wire up to where the reference stopped (its last request is the forced
+    // final turn after the stop): the blocks are the same.
+    const before = reference.srv.requests.length - 1;
+    assert.deepEqual(run.srv.requests.slice(0, before), reference.srv.requests.slice(0, before));
+    assert.equal(run.srv.requests.at(-1).tool_choice, 'none');
     assert.deepEqual(agent.executions, ['INV-9', 'INV-9']);
   });
 });
@@ -155,12 +159,12 @@ describe('RECOMMENDED_DOOM_LOOP_OPTION in a replayed transcript', () => {
     outputs.map((output) => ({ calls: [{ toolName: 'bash', args: '{"command":"scroll_down"}' }], results: [output] }));
   const actions = (timeline) => timeline.rounds.flatMap((r) => r.calls.map((c) => c.verdict?.action ?? '-'));
 
-  test('paging with new output each time: the defaults stop at the 6th page, RECOMMENDED only observes', () => {
+  test('paging with new output each time: the defaults stop at the 6th page, RECOMMENDED observes the 2nd only', () => {
     const pages = ['a1/b1', 'a2/b2', 'a3/b3', 'a4/b4', 'a5/b5', 'a6/b6', 'a7/b7', 'a8/b8'];
     const defaults = replayTranscript({ doomLoop: true, rounds: rounds(pages) });
     assert.deepEqual(actions(defaults), ['-', 'observe', 'block', 'block', 'block', 'stop']);
     const recommended = replayTranscript({ doomLoop: RECOMMENDED_DOOM_LOOP_OPTION, rounds: rounds(pages) });
-    assert.deepEqual(actions(recommended), ['-', ...Array(7).fill('observe')]);
+    assert.deepEqual(actions(recommended), ['-', 'observe', ...Array(6).fill('-')]);
     assert.equal(recommended.stopVerdict, null);
   });
 

@@ -14,6 +14,9 @@ const option: DoomLoopConfig = { cycles: { maxPeriod: 3 }, ledger: true, failure
 const config = resolveDoomLoopOption(option);
 export const beyond: ResolvedDoomLoopBeyond | undefined = config.beyond;
 export const period: 2 | 3 | 4 | undefined = config.beyond?.cycles?.maxPeriod;
+export const recommendedShape: DoomLoopConfig = { outcomes: true, novelty: { maskDigits: true }, repetition: { minRepeats: 20, minChars: 16 }, ladder: { stop: 12 } };
+export const chantLimit: number | undefined = resolveDoomLoopOption(recommendedShape).beyond?.repetition?.minRepeats;
+export const chantLabel: DoomLoopOptInDetectorKind = 'in-response-repetition';
 // @ts-expect-error periods beyond 4 are not searched
 export const tooLong: DoomLoopConfig = { cycles: { maxPeriod: 5 } };
 
