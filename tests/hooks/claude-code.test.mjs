@@ -29,8 +29,8 @@ const testFiles = {
 };
 
 describe('Claude Code', { concurrency: 3 }, () => {
-  test('an identical failing command re-issued every turn is refused at the third call and the session ends at the sixth', { skip }, async () => {
-    const run = await runClaude(() => ({ calls: [bash('cat missing.txt')] }));
+  test('under the reference ladder (--option true) an identical failing command re-issued every turn is refused at the third call and the session ends at the sixth', { skip }, async () => {
+    const run = await runClaude(() => ({ calls: [bash('cat missing.txt')] }), { hookArgs: ['--option', 'true'] });
     assert.equal(run.code, 0, run.stderr);
     // Six responses, each one call; the sixth halts the session: no seventh request.
     assert.equal(run.requests.length, 6);

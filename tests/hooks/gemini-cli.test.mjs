@@ -21,8 +21,8 @@ const textOf = (r) => {
 const answers = (run) => run.requests.map(lastFunctionResponses);
 
 describe('Gemini CLI', { concurrency: 3 }, () => {
-  test('an identical failing command re-issued every turn is refused at the third call and the session ends at the sixth', { skip }, async () => {
-    const run = await runGemini(() => ({ calls: [shell('cat missing.txt')] }));
+  test('under the reference ladder (--option true) an identical failing command re-issued every turn is refused at the third call and the session ends at the sixth', { skip }, async () => {
+    const run = await runGemini(() => ({ calls: [shell('cat missing.txt')] }), { hookArgs: ['--option', 'true'] });
     const seen = answers(run).slice(1).map((r) => textOf(r[0]));
     assert.match(seen[0], /No such file or directory/, run.stderr);
     assert.match(seen[1], /No such file or directory/);

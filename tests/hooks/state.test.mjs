@@ -159,3 +159,19 @@ test('hook install merges into existing settings, keeps other hooks, and is idem
   assert.match(r.stderr, /not JSON/);
   assert.equal(readFileSync(join(home, '.claude/settings.json'), 'utf8'), '{ not json');
 });
+
+test('with no --option the hook runs RECOMMENDED_DOOM_LOOP_OPTION: a loop on unchanged output is refused at the third call and halted at its stop rung', { skip }, async () => {
+  const { RECOMMENDED_DOOM_LOOP_OPTION } = await import('../../pkg/node.mjs');
+  const stopAt = RECOMMENDED_DOOM_LOOP_OPTION.ladder?.stop ?? 6;
+  const dir = fresh();
+  const answers = [];
+  for (let call = 1; call <= stopAt; call++) {
+    const id = `c${call}`;
+    const r = hook(dir, pre('loop', id));
+    answers.push(r.stdout === '' ? 'allow' : JSON.parse(r.stdout).continue === false ? 'stop' : 'deny');
+    hook(dir, batch('loop', [id]));
+  }
+  assert.deepEqual(answers.slice(0, 3), ['allow', 'allow', 'deny']);
+  assert.deepEqual(answers.slice(3, -1), Array(stopAt - 4).fill('deny'));
+  assert.equal(answers.at(-1), 'stop', answers.join(' '));
+});

@@ -28,7 +28,7 @@ pub struct RunArgs {
     /// Where the per-session state files live (default: $DOOMLOOP_STATE_DIR, else $XDG_STATE_HOME/doomloop, else ~/.local/state/doomloop)
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
-    /// The `doomLoop` option as JSON (default: RECOMMENDED_DOOM_LOOP_OPTION, {"outcomes":true})
+    /// The `doomLoop` option as JSON (default: RECOMMENDED_DOOM_LOOP_OPTION)
     #[arg(long = "option", value_name = "JSON", allow_hyphen_values = true)]
     pub option: Option<String>,
 }

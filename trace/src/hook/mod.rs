@@ -60,8 +60,8 @@ pub struct HookAnswer {
 }
 
 /// The option a hook runs when none is given: `RECOMMENDED_DOOM_LOOP_OPTION`
-/// (`{"outcomes":true}`) — coding agents page through files and re-run
-/// tests after edits, which the outcome-aware streaks tell from a loop.
+/// — coding agents page through files and re-run tests after edits, which
+/// the outcome- and novelty-aware streaks tell from a loop.
 pub fn default_option() -> Value {
     recommended_doom_loop_option()
 }
