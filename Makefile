@@ -105,6 +105,9 @@ test-bundlers: build
 
 bench: build
 	$(CARGO) bench --bench core
+	$(CARGO) bench -p doom-loop-trace --bench linear
+	$(CARGO) build --release --quiet -p doom-loop-trace
+	bash benches/eval-rss.sh
 	node --expose-gc benches/js/bench.mjs
 
 ## The whole shared trajectory set evaluated under the reference defaults,
