@@ -44,7 +44,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use doom_loop::binding::{canonicalize_lowered, fingerprint_lowered_tool_call};
+use doom_loop::canonical::canonicalize_lowered;
+use doom_loop::fingerprint::fingerprint_lowered_tool_call;
 use doom_loop::json::{parse, Value};
 use doom_loop::text::{detect_text_repetition, normalize_whitespace, RepetitionThresholds};
 use doom_loop::{

@@ -49,34 +49,28 @@
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub mod beyond;
-#[doc(hidden)]
-pub mod binding;
-pub mod canonical;
-pub mod config;
-pub mod conformance;
+// The modules live in four folders, one per layer (each folder's `mod.rs`
+// says what it owns); imports run one way, value <- detectors <- parity <-
+// surface, as `tests/module_graph.rs` checks. The flat paths
+// (`doom_loop::json`, `crate::canonical`, ...) are re-exports of the
+// folders' modules, public where the module is.
+pub mod detectors;
 pub mod error;
-pub mod fingerprint;
+pub mod parity;
+pub mod surface;
+pub mod value;
+
+pub use detectors::{beyond, outcome};
 #[cfg(feature = "serde_json")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serde_json")))]
-pub mod interop;
-pub mod js_string;
-pub mod json;
-pub mod ladder;
-pub mod loop_key;
-pub mod monitor;
-pub mod outcome;
-pub mod state;
-pub mod text;
+pub use surface::interop;
+pub use parity::{canonical, config, fingerprint, ladder, loop_key, monitor, state, text};
+pub use value::{js_string, json};
 
-mod idiomatic;
-#[cfg(feature = "serde")]
-mod serde_impls;
-mod sort;
+use surface::{idiomatic, typed_state};
 #[cfg(test)]
-mod test_rng;
-mod typed_state;
-mod whitespace;
+use value::test_rng;
+use value::{sort, whitespace};
 
 /// The Rust examples of the README (`docs/rust-examples.md`), compiled and
 /// run as doc tests.

@@ -11,7 +11,6 @@
 
 use std::path::Path;
 
-use doom_loop::binding::JsRecordOptions;
 use doom_loop::json::{parse, parse_js, to_json, Object};
 use doom_loop::{resolve_doom_loop_option, DoomLoopMonitor, DoomLoopState, JsString, RecordOptions, Value};
 

@@ -12,7 +12,8 @@
 //!   as parsing then canonicalizing, on every text (malformed included).
 #![no_main]
 
-use doom_loop::binding::{canonicalize_lowered, parse_lowered};
+use doom_loop::canonical::canonicalize_lowered;
+use doom_loop::json::parse_lowered;
 use doom_loop::fingerprint::sha256_hex;
 use doom_loop::json::{parse, Value};
 use doom_loop::{canonicalize, fingerprint_key_material, fingerprint_tool_call, JsString};

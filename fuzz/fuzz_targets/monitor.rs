@@ -26,7 +26,7 @@
 
 use std::sync::OnceLock;
 
-use doom_loop::binding::parse_lowered;
+use doom_loop::json::parse_lowered;
 use doom_loop::json::{parse, to_json, Object};
 use doom_loop::ladder::{resolve_ladder_action, LadderOptions};
 use doom_loop::{
@@ -165,7 +165,7 @@ fn build_option(c: &mut Cursor) -> Option<Value> {
                 entries.push(("text", text));
             }
             if sections & 16 != 0 {
-                // Opt-in detectors beyond the reference (src/beyond.rs).
+                // Opt-in detectors beyond the reference (src/detectors/beyond.rs).
                 let which = c.byte();
                 let flag = |b: u8| match b % 5 {
                     0 => Value::Bool(true),
@@ -206,7 +206,7 @@ fn build_option(c: &mut Cursor) -> Option<Value> {
                     entries.push(("budget", obj(budget)));
                 }
                 if which & 32 != 0 {
-                    // Outcome-aware streaks (src/outcome.rs): a flag, or
+                    // Outcome-aware streaks (src/detectors/outcome.rs): a flag, or
                     // `{recent, maskDigits}` with odd values too.
                     let b = c.byte();
                     let outcomes = if b & 1 == 0 {

@@ -9,7 +9,7 @@
 //! - what serde_json (strict RFC 8259) accepts, `parse` accepts too.
 #![no_main]
 
-use doom_loop::binding::parse_lowered;
+use doom_loop::json::parse_lowered;
 use doom_loop::json::{parse, string_to_number, to_json};
 use libfuzzer_sys::fuzz_target;
 

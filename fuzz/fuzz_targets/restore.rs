@@ -14,7 +14,7 @@
 //!   1,000,000 streak clamp, and modulo the shape described in common.rs).
 #![no_main]
 
-use doom_loop::binding::parse_lowered;
+use doom_loop::json::parse_lowered;
 use doom_loop::json::{parse, to_json};
 use doom_loop::beyond::{BeyondConfig, BudgetConfig};
 use doom_loop::outcome::OutcomeConfig;

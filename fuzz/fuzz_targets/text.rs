@@ -20,7 +20,7 @@
 
 use doom_loop::config::TextConfig;
 use doom_loop::json::{parse, to_json};
-use doom_loop::binding::naive::{detect as naive_detect, normalize as naive_normalize};
+use doom_loop::text::naive::{detect as naive_detect, normalize as naive_normalize};
 use doom_loop::text::{detect_text_repetition, normalize_whitespace, RepetitionThresholds};
 use doom_loop::{DoomLoopMonitor, JsString, ResolvedConfig, Value};
 use libfuzzer_sys::fuzz_target;

@@ -10,6 +10,8 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod conformance;
 pub mod eval;
 pub mod import;
 pub mod replay;
+pub mod transcript;

@@ -11,12 +11,10 @@
 //! crate only converts, and never unwraps: every failure becomes a JS
 //! `Error` (or `TypeError`) through the one conversion below.
 
-use doom_loop::binding::{
-    canonicalize_lowered, fingerprint_lowered_key_material, fingerprint_lowered_tool_call, parse_lowered,
-    set_sha256_backend, JsRecordOptions, LoweredCalls,
-};
+use doom_loop::canonical::canonicalize_lowered;
 use doom_loop::config::{resolve_doom_loop_option, ResolvedConfig};
-use doom_loop::json::{to_json, write_json_string, Value};
+use doom_loop::fingerprint::{fingerprint_lowered_key_material, fingerprint_lowered_tool_call, set_sha256_backend};
+use doom_loop::json::{parse_lowered, to_json, write_json_string, Value};
 use doom_loop::ladder::{Ladder, LadderOptions};
 use doom_loop::loop_key::{resolve_loop_key_material, LoopKey, LoopKeyResolution};
 use doom_loop::monitor::{DeclaredCall, RecordOptions};

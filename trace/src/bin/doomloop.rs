@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
-use doom_loop::conformance::run_document;
+use doom_loop_trace::conformance::run_document;
 use doom_loop::json::parse;
 use doom_loop::ladder::Action;
 use doom_loop_trace::cli::{self, OptionChoice};

@@ -12,7 +12,7 @@ use doom_loop::error::Result;
 use doom_loop::json::Value;
 
 use super::{array, at, call_from, content_text, get, invalid, output_value, string_field, Builder};
-use crate::replay::TranscriptRound;
+use crate::transcript::TranscriptRound;
 
 /// The rounds of a chat message list.
 ///

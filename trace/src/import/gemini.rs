@@ -14,7 +14,7 @@ use doom_loop::error::Result;
 use doom_loop::json::Value;
 
 use super::{array, at, call_from, get, invalid, string_field, Builder};
-use crate::replay::TranscriptRound;
+use crate::transcript::TranscriptRound;
 
 /// The rounds of a Gemini content list.
 ///

@@ -14,7 +14,7 @@ use doom_loop::error::{Error, ErrorKind, Result};
 use doom_loop::json::{js_number, parse, Value};
 
 use super::{get, import_detected, invalid, run_list, string_field, Format, ACCEPTED_SHAPES};
-use crate::replay::Transcript;
+use crate::transcript::Transcript;
 
 /// Decompressed input larger than this is refused (a gzip bomb guard).
 pub const MAX_DECOMPRESSED_BYTES: u64 = 1 << 30;

@@ -15,7 +15,7 @@ use doom_loop::json::Value;
 
 use super::{content_text, get, string_field};
 use super::swe_agent::bash_call;
-use crate::replay::TranscriptRound;
+use crate::transcript::TranscriptRound;
 
 /// True when some assistant message holds a bash block.
 pub(crate) fn has_bash_blocks(messages: &[Value]) -> bool {

@@ -18,7 +18,7 @@ use doom_loop::error::{Error, ErrorKind, Result};
 use doom_loop::js_string::JsString;
 use doom_loop::json::{parse_js, Object, Value};
 
-use crate::replay::{Transcript, TranscriptCall, TranscriptRound};
+use crate::transcript::{Transcript, TranscriptCall, TranscriptRound};
 
 pub mod anthropic;
 pub mod chat;

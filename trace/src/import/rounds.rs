@@ -10,7 +10,7 @@ use doom_loop::error::Result;
 use doom_loop::json::Value;
 
 use super::{at, call_from, get, invalid, string_field};
-use crate::replay::TranscriptRound;
+use crate::transcript::TranscriptRound;
 
 /// The rounds of a rounds-format document.
 ///

@@ -13,7 +13,7 @@ use doom_loop::js_string::JsString;
 use doom_loop::json::{Object, Value};
 
 use super::{array, at, invalid, string_field};
-use crate::replay::{TranscriptCall, TranscriptRound};
+use crate::transcript::{TranscriptCall, TranscriptRound};
 
 /// The rounds of a SWE-agent trajectory document.
 ///

@@ -704,7 +704,10 @@ fn whitespace_len_at(bytes: &[u8], pos: usize) -> usize {
     }
 }
 
-pub(crate) mod naive;
+// Hidden, not an API: the test oracle, public only because the fuzz
+// workspace (another crate) compares against it too.
+#[doc(hidden)]
+pub mod naive;
 
 #[cfg(test)]
 mod tests {

@@ -2,8 +2,8 @@
 //! code units, written straight from the TS: the oracle that the unit
 //! tests and the `text` fuzz target compare [`super::detect_text_repetition`]
 //! and [`super::normalize_whitespace`] against. Compiled for tests and,
-//! for the fuzz workspace, through the hidden [`crate::binding`] module;
-//! not part of the crate's API.
+//! for the fuzz workspace, as the hidden `doom_loop::text::naive`; not
+//! part of the crate's API.
 
 use super::RepetitionThresholds;
 

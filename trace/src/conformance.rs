@@ -7,15 +7,15 @@
 //! name. Every case compares with deep equality (object key order ignored,
 //! an absent key differs from `null`). Pure: the caller reads the files.
 
-use crate::canonical::canonicalize;
-use crate::config::resolve_doom_loop_option;
-use crate::error::{Error, ErrorKind, Result};
-use crate::fingerprint::{fingerprint_key_material, fingerprint_tool_call};
-use crate::js_string::JsString;
-use crate::json::{parse, parse_js, parse_lowered, to_json, Object, Value};
-use crate::loop_key::{resolve_loop_key_material, LoopKey};
-use crate::monitor::{DeclaredCall, DoomLoopMonitor, RecordOptions};
-use crate::text::{detect_text_repetition, RepetitionThresholds};
+use doom_loop::canonical::canonicalize;
+use doom_loop::config::resolve_doom_loop_option;
+use doom_loop::error::{Error, ErrorKind, Result};
+use doom_loop::fingerprint::{fingerprint_key_material, fingerprint_tool_call};
+use doom_loop::js_string::JsString;
+use doom_loop::json::{parse, parse_js, parse_lowered, to_json, Object, Value};
+use doom_loop::loop_key::{resolve_loop_key_material, LoopKey};
+use doom_loop::monitor::{DeclaredCall, DoomLoopMonitor, RecordOptions};
+use doom_loop::text::{detect_text_repetition, RepetitionThresholds};
 
 /// Tally of one corpus file.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -202,7 +202,7 @@ fn run_text_case(case: &Object) -> std::result::Result<(), String> {
     };
     expect_equal("result", &actual, field(case, "result")?)?;
     if let (Some(r), Some(expected)) = (&result, case.get("sampleFingerprint")) {
-        let fp = crate::fingerprint::fingerprint_string(&r.sample);
+        let fp = doom_loop::fingerprint::fingerprint_string(&r.sample);
         expect_equal("sampleFingerprint", &string_value(fp), expected)?;
     }
     Ok(())

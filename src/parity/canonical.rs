@@ -126,10 +126,10 @@ fn write_canonical(value: &Value, depth: usize, out: &mut String) -> Result<()> 
 /// As `parse_lowered` and [`canonicalize`].
 ///
 /// ```
-/// use doom_loop::binding::canonicalize_lowered;
+/// use doom_loop::canonical::canonicalize_lowered;
 /// assert_eq!(canonicalize_lowered(r#"{"b":[1.50,undefined,hole],"a":undefined}"#).unwrap(), r#"{"b":[1.5,null,]}"#);
 /// ```
-pub(crate) fn canonicalize_lowered(text: &str) -> Result<String> {
+pub fn canonicalize_lowered(text: &str) -> Result<String> {
     let mut out = String::with_capacity(text.len());
     canonicalize_lowered_into(text, &mut out)?;
     Ok(out)

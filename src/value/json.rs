@@ -413,13 +413,18 @@ pub fn parse_js(text: &JsString) -> Result<Value> {
     Parser::new(text.as_bytes(), false).parse_document()
 }
 
-/// Parses the binding's lowered form of a JS value ([`crate::binding`]): JSON plus the bare words
+/// Parses the lowered form of a JS value (what the wasm binding hands over): JSON plus the bare words
 /// `undefined`, `NaN`, `Infinity`, `-Infinity`, `bigint`, `hole` (array
 /// elements only) and `circular`.
 ///
 /// # Errors
 /// As [`parse`].
-pub(crate) fn parse_lowered(text: &str) -> Result<Value> {
+///
+/// ```
+/// use doom_loop::{json::parse_lowered, Value};
+/// assert!(matches!(parse_lowered("[hole,NaN]").unwrap(), Value::Array(_)));
+/// ```
+pub fn parse_lowered(text: &str) -> Result<Value> {
     Parser::new(text.as_bytes(), true).parse_document()
 }
 

@@ -152,7 +152,7 @@ impl RecordOptions {
 
     /// Options from a JS options object: `allowBlock ?? true` (by
     /// truthiness), `detector ?? "tool-fingerprint"`.
-    pub(crate) fn from_js(options: Option<&Value>) -> Self {
+    pub fn from_js(options: Option<&Value>) -> Self {
         let defaults = RecordOptions::default();
         let object = options.and_then(Value::as_object);
         let get = |name: &str| {
@@ -403,13 +403,13 @@ impl DoomLoopMonitor {
     }
 
     /// [`DoomLoopMonitor::record_tool_call`] over key material in the
-    /// binding's lowered text form, fingerprinted without building a value
-    /// tree.
+    /// lowered text form ([`crate::json::parse_lowered`]), fingerprinted
+    /// without building a value tree (the wasm binding's record path).
     ///
     /// # Errors
-    /// As `canonicalize_lowered`; the monitor's state is
+    /// As [`crate::canonical::canonicalize_lowered`]; the monitor's state is
     /// unchanged then.
-    pub(crate) fn record_lowered_call(
+    pub fn record_lowered_call(
         &mut self,
         tool_name: &JsString,
         key_material: &str,

@@ -56,12 +56,18 @@ pub fn fingerprint_key_material(key_material: &Value) -> Result<String> {
 }
 
 /// [`fingerprint_tool_call`] over key material in the binding's lowered
-/// text form (see [`crate::binding`]), canonicalized straight from the
-/// text when it is plain JSON.
+/// text form (see [`crate::json::parse_lowered`]), canonicalized straight
+/// from the text when it is plain JSON.
 ///
 /// # Errors
-/// As `canonicalize_lowered`.
-pub(crate) fn fingerprint_lowered_tool_call(tool_name: &JsString, key_material: &str) -> Result<String> {
+/// As [`crate::canonical::canonicalize_lowered`].
+///
+/// ```
+/// use doom_loop::{fingerprint::fingerprint_lowered_tool_call, JsString};
+/// let fp = fingerprint_lowered_tool_call(&JsString::from("list_tasks"), "{ }").unwrap();
+/// assert_eq!(fp, "b84a3e324e9dc95335f72cfee5e5898465349be72cb1348fe7927c49c8d65d92");
+/// ```
+pub fn fingerprint_lowered_tool_call(tool_name: &JsString, key_material: &str) -> Result<String> {
     let mut text = call_prefix(tool_name, key_material.len());
     canonicalize_lowered_into(key_material, &mut text)?;
     Ok(sha256_hex(text.as_bytes()))
@@ -71,7 +77,7 @@ pub(crate) fn fingerprint_lowered_tool_call(tool_name: &JsString, key_material: 
 ///
 /// # Errors
 /// As [`fingerprint_lowered_tool_call`].
-pub(crate) fn fingerprint_lowered_key_material(key_material: &str) -> Result<String> {
+pub fn fingerprint_lowered_key_material(key_material: &str) -> Result<String> {
     let mut text = String::with_capacity(key_material.len());
     canonicalize_lowered_into(key_material, &mut text)?;
     Ok(sha256_hex(text.as_bytes()))
@@ -96,7 +102,12 @@ const BACKEND_THRESHOLD: usize = 16 * 1024;
 /// Registers a host SHA-256 for large inputs (once; later calls are
 /// ignored and return `false`). It must compute SHA-256: fingerprints are
 /// a cross-port contract.
-pub(crate) fn set_sha256_backend(backend: Sha256Backend) -> bool {
+///
+/// Hidden, not an API: the backend is process-global, right for one wasm
+/// instance (the binding registers the host's crypto digest) and wrong for
+/// a Rust program with several users of the crate.
+#[doc(hidden)]
+pub fn set_sha256_backend(backend: fn(&[u8]) -> Option<[u8; 32]>) -> bool {
     BACKEND.set(backend).is_ok()
 }
 
