@@ -232,7 +232,7 @@ impl<R: Read> Read for Limited<R> {
             .read(buf)
             .map_err(|e| std::io::Error::new(e.kind(), format!("gzip: {e}")))?;
         if n as u64 > self.left {
-            return Err(std::io::Error::new(std::io::ErrorKind::Other, LimitExceeded));
+            return Err(std::io::Error::other(LimitExceeded));
         }
         self.left -= n as u64;
         Ok(n)
