@@ -134,6 +134,9 @@ figures: build
 
 bench: build
 	$(CARGO) bench --bench core --features serde_json
+	$(CARGO) bench -p doom-loop-trace --bench linear
+	$(CARGO) build --release --quiet -p doom-loop-trace
+	bash benches/eval-rss.sh
 	node --expose-gc benches/js/bench.mjs
 	node --expose-gc benches/js/peers.mjs
 	$(CARGO) build --quiet --release -p doom-loop-trace --bin doomloop

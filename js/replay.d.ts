@@ -273,8 +273,12 @@ export interface EvaluationFailure {
 export interface EvaluationReport {
   /** One entry per evaluated option. */
   options: EvaluatedOption[];
-  /** Runs that failed; they do not stop the evaluation. */
+  /** Runs that failed (the first 100); they do not stop the evaluation. */
   failures: EvaluationFailure[];
+  /** Failures past the first 100: counted in the totals, not listed. */
+  failuresOmitted: number;
+  /** What the import read past (lines skipped, formats mixed); at most 20, then a line counting the rest. */
+  warnings: string[];
   /** The terminal rendering (what `doomloop eval` prints). */
   text: string;
 }

@@ -366,3 +366,30 @@ fn a_result_without_a_recorded_call_leaves_no_outcome_state() {
     resumed.restore(&parse(&state).unwrap());
     assert_eq!(to_json(&resumed.get_state()), state);
 }
+
+/// Issue 20: the outcome state is keyed by tool (it was a `Vec` searched
+/// on every call and result): 8× the distinct tools costs ~8× the time,
+/// not ~64× (measured up to three times; a busy machine slows one side).
+#[test]
+fn outcomes_quadratic_tools_no_more_the_state_is_keyed_by_tool() {
+    let run = |n: usize| {
+        let mut m = monitor(RECOMMENDED_DOOM_LOOP_OPTION);
+        let args = parse(r#"{"a":1}"#).unwrap();
+        let out = Value::String(JsString::from("out"));
+        let start = std::time::Instant::now();
+        for i in 0..n {
+            let tool = JsString::from(format!("tool{i}"));
+            let record = m.record_tool_call(&tool, &args, 1.0, &RecordOptions::default()).unwrap();
+            m.record_tool_result(&tool, &record.fingerprint, Some(&out), false, 1.0).unwrap();
+        }
+        start.elapsed().as_secs_f64()
+    };
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        best = best.min(run(8 * 1_500) / run(1_500).max(1e-3));
+        if best < 24.0 {
+            return;
+        }
+    }
+    panic!("8x the distinct tools took {best:.1}x the time");
+}

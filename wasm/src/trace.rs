@@ -70,11 +70,14 @@ pub fn import_transcript_bytes(bytes: &[u8], name: &str) -> Result<String> {
     Ok(imported_json(format, &transcript))
 }
 
-fn timeline_json(mut transcript: Transcript, option: Option<String>) -> Result<String> {
+fn timeline_json(mut transcript: Transcript, option: Option<String>, mut warnings: Vec<String>) -> Result<String> {
     if let Some(option) = option {
         transcript.option = lowered(&option)?;
     }
-    let timeline = replay(&transcript)?;
+    let mut timeline = replay(&transcript)?;
+    // The import's warnings (lines skipped, formats mixed) first.
+    warnings.append(&mut timeline.warnings);
+    timeline.warnings = warnings;
     let mut json = timeline.to_json();
     json.pop();
     json.push_str(",\"text\":");
@@ -89,14 +92,15 @@ fn timeline_json(mut transcript: Transcript, option: Option<String>) -> Result<S
 #[wasm_bindgen(js_name = replayTranscript)]
 pub fn replay_transcript(document: &str, option: Option<String>) -> Result<String> {
     let (_, transcript) = import_detected(&lowered(document)?)?;
-    timeline_json(transcript, option)
+    timeline_json(transcript, option, Vec::new())
 }
 
 /// [`replay_transcript`] from file bytes (JSON, JSON Lines, gzip).
 #[wasm_bindgen(js_name = replayTranscriptBytes)]
 pub fn replay_transcript_bytes(bytes: &[u8], name: &str, option: Option<String>) -> Result<String> {
-    let transcript = single_run(bytes, name)?.transcript.map_err(crate::WasmError::from)?;
-    timeline_json(transcript, option)
+    let run = single_run(bytes, name)?;
+    let transcript = run.transcript.map_err(crate::WasmError::from)?;
+    timeline_json(transcript, option, run.warnings)
 }
 
 /// An evaluation in progress (`evaluateTranscripts` in the shim): add
