@@ -78,11 +78,15 @@ test-types:
 	node tests/types/check-types.mjs
 	node --test tests/types/
 
-## The docs checker's own tests, then every js/ts block of the READMEs
-## type-checked and run against pkg/ (needs `make build`).
+## The docs checkers' own tests; every relative link and #anchor of the
+## READMEs and docs/ resolves; the figures match their committed data; then
+## every code block of README.md, js/README.md and docs/**/*.md: js/ts
+## type-checked and run against pkg/ (needs `make build`), json parsed, every
+## fence labelled (rust blocks are doc tests: `cargo test`).
 test-docs:
 	node --test tests/docs/
-	node tests/docs/check-docs.mjs README.md js/README.md
+	node tests/docs/links.mjs README.md js/README.md docs
+	node tests/docs/check-docs.mjs README.md js/README.md docs
 
 test-runtimes:
 	@bash scripts/test-runtimes.sh

@@ -73,22 +73,26 @@ use surface::{idiomatic, typed_state};
 use value::test_rng;
 use value::{sort, whitespace};
 
-/// The Rust examples of the README (`docs/rust-examples.md`), compiled and
-/// run as doc tests.
+/// The Rust examples of the README and of the docs pages, compiled and run
+/// as doc tests: every page with a ```` ```rust ```` block is included here
+/// (`tests/readme_examples.rs` fails when one is not). Blocks of other
+/// languages carry an info string (`js`, `ts`, `sh`, `text`, `json`, …), so
+/// rustdoc does not compile them.
 #[cfg(doctest)]
-#[doc = include_str!("../docs/rust-examples.md")]
-mod readme_examples {}
-
-/// The README's examples that need the `serde_json` feature.
-#[cfg(all(doctest, feature = "serde_json"))]
-#[doc = include_str!("../docs/rust-examples-serde_json.md")]
-mod readme_examples_serde_json {}
-
-/// The session engine's page (`docs/session.md`): its Rust examples run
-/// as doc tests.
-#[cfg(doctest)]
-#[doc = include_str!("../docs/session.md")]
-mod session_docs {}
+mod doc_pages {
+    #[doc = include_str!("../README.md")]
+    mod readme {}
+    #[doc = include_str!("../docs/rust.md")]
+    mod rust {}
+    #[doc = include_str!("../docs/detectors.md")]
+    mod detectors {}
+    #[doc = include_str!("../docs/session.md")]
+    mod session {}
+    /// The examples that need the `serde_json` feature.
+    #[cfg(feature = "serde_json")]
+    #[doc = include_str!("../docs/rust-serde.md")]
+    mod rust_serde {}
+}
 
 pub use canonical::{canonicalize, MAX_CANONICALIZE_DEPTH};
 pub use config::{

@@ -5,7 +5,7 @@
 // Debian Chromium (playwright-core) — and checks a fingerprint and a
 // verdict against the unbundled package in plain Node and node:crypto.
 //
-// Each setup names the entry it is for (the one docs/readme/pkg.md
+// Each setup names the entry it is for (the one docs/install.md
 // recommends); a setup fails when that entry does not work. With --all
 // (or DOOM_LOOP_BUNDLERS_ALL=1) the main entry is also tried where the
 // recommended one differs, and reported without failing, which is how the

@@ -2,7 +2,10 @@
 // is type-checked with tsc --strict (moduleResolution bundler, node16 and
 // nodenext) and executed against the built package, as a user would paste it.
 //
-//   node tests/docs/check-docs.mjs [--pkg DIR] FILE.md…
+//   node tests/docs/check-docs.mjs [--pkg DIR] FILE.md|DIR…
+//
+// A DIR stands for every *.md below it (recursively), so pages added later
+// are checked without being listed.
 //
 // - Blocks import `doom-loop-wasm` from a throwaway consumer folder
 //   (target/docs-check/) whose node_modules/doom-loop-wasm links to pkg/
@@ -15,16 +18,21 @@
 // - A block that calls console.log and ends with a run of `//` comment lines
 //   says what it prints: each such line must match the corresponding stdout
 //   line (runs of spaces are one space; `…` stands for any text).
-// - rust blocks are the doc tests' (cargo test); sh, console and plain
-//   blocks are illustrations of commands and are not run.
+// - Every block says what it is in its info string (markdown.mjs, classify):
+//   `js no-run` / `ts no-run` blocks are type-checked but not run (each is
+//   named in the report); rust blocks are the doc tests' (cargo test;
+//   tests/readme_examples.rs checks their page is included); json blocks
+//   must parse (jsonl: every line); sh, console, text and the other
+//   illustrations are shown, not run. A bare fence or an unknown language
+//   is a failure: nothing is skipped silently.
 //
 // Ends with `N passed, M failed` (one per checked block).
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { codeBlocks, expectedOutput, kindOf, outputMatches } from './markdown.mjs';
+import { classify, codeBlocks, expectedOutput, outputMatches } from './markdown.mjs';
 import { functionCall, startScriptedServer, text } from '../e2e/scripted-server.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -41,11 +49,20 @@ function parseArgs(argv) {
   let pkg = join(root, 'pkg');
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--pkg') pkg = resolve(argv[++i]);
-    else files.push(resolve(argv[i]));
+    else files.push(...markdownFiles(resolve(argv[i])));
   }
   if (files.length === 0) throw new Error('usage: check-docs.mjs [--pkg DIR] FILE.md…');
   if (!existsSync(join(pkg, 'package.json'))) throw new Error(`no built package in ${pkg}: run \`make build\` first`);
   return { files, pkg };
+}
+
+/** A Markdown file as it is; a folder as every *.md below it, sorted. */
+function markdownFiles(path) {
+  if (!statSync(path).isDirectory()) return [path];
+  return readdirSync(path, { recursive: true })
+    .map((name) => join(path, String(name)))
+    .filter((file) => file.endsWith('.md') && !file.includes('node_modules') && statSync(file).isFile())
+    .sort();
 }
 
 /** The throwaway consumer: a module package with doom-loop-wasm linked to the built package. */
@@ -61,18 +78,37 @@ function consumer(pkg) {
 
 function collect(files, dir) {
   const blocks = [];
+  const others = [];
   for (const file of files) {
     for (const block of codeBlocks(readFileSync(file, 'utf8'))) {
-      const kind = kindOf(block.lang);
-      if (kind !== 'js' && kind !== 'ts') continue;
+      const { kind, run, problem } = classify(block);
+      const label = `${relative(root, file)}:${block.line - 1}`;
+      if (kind !== 'js' && kind !== 'ts') {
+        others.push({ ...block, kind, file, label, problems: problem ? [`${label}: ${problem}`] : checkData(kind, block, label) });
+        continue;
+      }
       const name = `${relative(root, file).replace(/\W/g, '_')}_L${block.line}`;
       const source = join(dir, 'blocks', `${name}.${kind === 'ts' ? 'mts' : 'mjs'}`);
       // `export {}` keeps every block a module of its own, even without imports.
       writeFileSync(source, `${block.code}\nexport {};\n`);
-      blocks.push({ ...block, kind, file, source, label: `${relative(root, file)}:${block.line - 1}`, problems: [] });
+      blocks.push({ ...block, kind, run, file, source, label, problems: [] });
     }
   }
-  return blocks;
+  return { blocks, others };
+}
+
+/** A json block must parse; a jsonl block line by line. */
+function checkData(kind, block, label) {
+  const texts = kind === 'json' ? [[0, block.code]] : kind === 'jsonl' ? block.code.split('\n').map((l, i) => [i, l]).filter(([, l]) => l.trim()) : [];
+  const problems = [];
+  for (const [offset, text] of texts) {
+    try {
+      JSON.parse(text);
+    } catch (error) {
+      problems.push(`${relative(root, block.file)}:${block.line + offset}: not valid JSON: ${error.message}`);
+    }
+  }
+  return problems;
 }
 
 /** tsc --strict over every block, once per module resolution; problems are attached to their block. */
@@ -170,25 +206,37 @@ function scriptedModel(body, turn) {
 async function main() {
   const { files, pkg } = parseArgs(process.argv.slice(2));
   const dir = consumer(pkg);
-  const blocks = collect(files, dir);
-  typeCheck(blocks, dir);
+  const { blocks, others } = collect(files, dir);
+  if (blocks.length > 0) typeCheck(blocks, dir);
   const server = await startScriptedServer(scriptedModel);
   try {
-    for (const block of blocks) await execute(block, dir, server.url);
+    for (const block of blocks) if (block.run) await execute(block, dir, server.url);
   } finally {
     await server.close();
   }
   let failed = 0;
-  for (const block of blocks) {
-    if (block.problems.length === 0) {
-      console.log(`ok   ${block.label} (${block.kind}: tsc --strict ${MODES.map((m) => m.resolution).join(', ')}; ran)`);
-    } else {
+  for (const block of [...blocks, ...others]) {
+    if (block.problems.length > 0) {
       failed++;
-      console.log(`FAIL ${block.label} (${block.kind})`);
+      console.log(`FAIL ${block.label} (${block.kind || 'no info string'})`);
       for (const problem of block.problems) console.log(`  ${problem.replaceAll('\n', '\n  ')}`);
+    } else if (block.kind === 'js' || block.kind === 'ts') {
+      const ran = block.run ? 'ran' : 'NOT RUN (`no-run` in its info string)';
+      console.log(`ok   ${block.label} (${block.kind}: tsc --strict ${MODES.map((m) => m.resolution).join(', ')}; ${ran})`);
+    } else if (block.kind === 'json' || block.kind === 'jsonl') {
+      console.log(`ok   ${block.label} (${block.kind}: parses)`);
     }
   }
-  console.log(`${blocks.length - failed} passed, ${failed} failed`);
+  const shown = {};
+  for (const block of others) if (block.problems.length === 0 && block.kind !== 'json' && block.kind !== 'jsonl') shown[block.lang] = (shown[block.lang] ?? 0) + 1;
+  const rust = shown.rust ?? 0;
+  delete shown.rust;
+  const notRun = blocks.filter((b) => !b.run).length;
+  console.log(
+    `${files.length} files; rust (doc tests, run by cargo test): ${rust}; shown, not run: ${Object.entries(shown).map(([lang, n]) => `${n} ${lang}`).join(', ') || 'none'}; js/ts type-checked only (no-run): ${notRun}`,
+  );
+  const checked = blocks.length + others.filter((b) => b.kind === 'json' || b.kind === 'jsonl' || b.problems.length > 0).length;
+  console.log(`${checked - failed} passed, ${failed} failed`);
   process.exitCode = failed === 0 ? 0 : 1;
 }
 

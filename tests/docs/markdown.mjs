@@ -10,6 +10,8 @@ export function codeBlocks(markdown) {
     const line = lines[i];
     if (open === null) {
       const start = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)(.*)$/.exec(line);
+      // CommonMark: the info string of a backtick fence holds no backtick.
+      if (start && start[1][0] === '`' && start[3].includes('`')) continue;
       if (start) open = { fence: start[1], info: (start[2] + start[3]).trim(), lang: start[2].toLowerCase(), line: i + 2, body: [] };
       continue;
     }
@@ -30,7 +32,40 @@ export function kindOf(lang) {
   if (['js', 'javascript', 'mjs'].includes(lang)) return 'js';
   if (['ts', 'typescript', 'mts'].includes(lang)) return 'ts';
   if (lang === 'rust') return 'rust';
+  if (lang === 'json') return 'json';
+  if (['jsonl', 'ndjson'].includes(lang)) return 'jsonl';
+  if (ILLUSTRATIONS.includes(lang)) return 'illustration';
   return 'other';
+}
+
+/**
+ * Languages of blocks that are shown, not run: commands (sh, console), what a
+ * command prints (text), configuration files. Every fence must carry one of
+ * these or a checked language (js, ts, rust, json, jsonl): a bare fence
+ * would be compiled as Rust by rustdoc in a doc-tested page, and checked as
+ * nothing here.
+ */
+export const ILLUSTRATIONS = ['sh', 'bash', 'shell', 'console', 'text', 'toml', 'yaml', 'yml', 'diff', 'html', 'jsonc'];
+
+/**
+ * How a block is checked, from its info string: `js` / `ts` blocks are
+ * type-checked and run; `js no-run` / `ts no-run` (the second word says so,
+ * and the report names every such block) are type-checked only; `rust` are
+ * doc tests (cargo test); `json` must parse, `jsonl` line by line; the
+ * ILLUSTRATIONS are not run. Anything else is an error.
+ * @returns {{ kind: string, run: boolean, problem?: string }}
+ */
+export function classify(block) {
+  const kind = kindOf(block.lang);
+  const flags = block.info.split(/[\s,]+/).slice(1);
+  if (block.lang === '') {
+    return { kind: 'error', run: false, problem: 'a code block without an info string: say what it is (```text for output, ```sh for commands, ```js / ```ts to run it, …)' };
+  }
+  if (kind === 'other') {
+    return { kind: 'error', run: false, problem: `unknown code block language \`${block.lang}\`: use one of js, ts, rust, json, jsonl, ${ILLUSTRATIONS.join(', ')}` };
+  }
+  if ((kind === 'js' || kind === 'ts') && flags.includes('no-run')) return { kind, run: false };
+  return { kind, run: kind === 'js' || kind === 'ts' };
 }
 
 /**

@@ -1,6 +1,6 @@
 // The two CLIs behave, and behave alike: the native `doomloop`
 // (target/release/doomloop) and the package's `npx doomloop` (pkg/cli.mjs)
-// give the same output, messages and exit statuses (docs/readme/cli.md:
+// give the same output, messages and exit statuses (docs/cli.md:
 // 0 ok, 1 a finding, 2 a usage/input/output error, 141 stdout closed).
 // Each finding of ../shared/repros/cli.sh has a named test below.
 import { test } from 'node:test';
@@ -471,7 +471,7 @@ test('argv parity: random argument lists get the same status, stdout and stderr 
   for (let i = 0; i < 80; i++) {
     const argv = Array.from({ length: 1 + next(5) }, () => words[next(words.length)]);
     const [a, b] = run(argv, '', root);
-    // clap's "a similar argument exists" tip is not reproduced (docs/readme/cli.md).
+    // clap's "a similar argument exists" tip is not reproduced (docs/cli.md).
     if (/tip: .*(similar .* exists|exists$)/m.test(a.stderr)) continue;
     compared++;
     assert.equal(b.status, a.status, `${JSON.stringify(argv)}: ${a.stderr} | ${b.stderr}`);

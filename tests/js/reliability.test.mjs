@@ -1,7 +1,7 @@
 // Issue 12, reliability: every finding of ../shared/repros/ as a named
 // regression test. Expected values are the reference's observed output
 // (reliability.expected.json, recorded by running the same scenarios on the
-// reference module); the documented divergences (docs/readme/rel.md,
+// reference module); the documented divergences (docs/parity.md,
 // "Limits") are pinned with the reference's value beside ours.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

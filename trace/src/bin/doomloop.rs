@@ -1,5 +1,5 @@
 //! `doomloop`: the native CLI over the core (`doomloop --help` lists the
-//! subcommands; docs/readme/cli.md has the usage and the exit codes).
+//! subcommands; docs/cli.md has the usage and the exit codes).
 //!
 //! Failing cleanly is part of the interface: every argv is parsed as
 //! `OsString` (a non-UTF-8 argument is a usage error naming it, never a
