@@ -110,6 +110,7 @@ test-bundlers: build
 bench: build
 	$(CARGO) bench --bench core
 	node --expose-gc benches/js/bench.mjs
+	node benches/js/session.mjs
 
 ## The whole shared trajectory set evaluated under the reference defaults,
 ## timed natively (release) and through the package's wasm (median of five).
