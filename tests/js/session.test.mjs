@@ -224,7 +224,8 @@ test('regression: replay and the live session agree on random scripts with in-ro
         toolName: ['p', 'q'][pick(2)],
         args: { x: pick(2) },
         result: `r${pick(3)}`,
-        failed: pick(4) === 0,
+        // The rounds format marks a failed call with `error: true`.
+        error: pick(4) === 0,
       })),
     }));
     const doomLoop = options[seed % options.length];
@@ -236,7 +237,7 @@ test('regression: replay and the live session agree on random scripts with in-ro
       const calls = round.calls.map((call, c) => ({ id: `r${r}c${c}`, toolName: call.toolName, args: call.args }));
       const { decisions, halt } = session.onResponse({ calls });
       const results = decisions.map((decision, c) =>
-        decision.action === 'run' ? session.onResult(decision.id, round.calls[c].result, { failed: round.calls[c].failed }) : null,
+        decision.action === 'run' ? session.onResult(decision.id, round.calls[c].result, { failed: round.calls[c].error }) : null,
       );
       live.push(decisions.map((decision, c) => ({ decision, result: results[c] })));
       if (halt !== null || session.haltVerdict() !== null) break;
