@@ -143,6 +143,7 @@ bench: build
 	node benches/hook.mjs
 	node benches/js/adapter-ai-sdk.mjs
 	node benches/js/adapter-langchain.mjs
+	node benches/js/session.mjs
 
 ## The whole shared trajectory set evaluated under the reference defaults,
 ## timed natively (release) and through the package's wasm (median of five).

@@ -1150,7 +1150,33 @@ export interface DoomLoopRound {
   /** One decision per call, in order. */
   decisions: DoomLoopDecision[];
   /** Set once the run is halted: the verdict and its text. */
-  halt: { /** The verdict that halted the run. */ verdict: DoomLoopVerdict; /** Its text. */ message: string } | null;
+  halt: DoomLoopHalt | null;
+}
+
+/** Why a run is halted ({@link DoomLoopRound.halt}). */
+export interface DoomLoopHalt {
+  /** The verdict that halted the run. */
+  verdict: DoomLoopVerdict;
+  /** Its text. */
+  message: string;
+}
+
+/** A model response, as a host passes it to {@link DoomLoopSession.onResponse}. */
+export interface DoomLoopSessionResponse {
+  /** The assistant text. */
+  text?: string | null;
+  /** The tool calls, in order. */
+  calls?: DoomLoopSessionCall[];
+}
+
+/** Options of {@link DoomLoopSession.onResult}. */
+export interface DoomLoopResultOptions {
+  /** The call failed (default: it threw, or returned an object with an `error`). */
+  failed?: boolean;
+  /** What the tool threw (its identity is `{ error: message }`). */
+  error?: unknown;
+  /** The tool (default: the session's record of the call). */
+  toolName?: string;
 }
 
 /** What the next model request must carry ({@link DoomLoopSession.nextRequest}). */
@@ -1185,7 +1211,7 @@ export declare class DoomLoopSession {
   /** `false` when detection is off or an internal error made the session observe-only. */
   readonly active: boolean;
   /** A model response: its text is checked, then its calls are recorded as one round and decided. */
-  onResponse(response: { /** The assistant text. */ text?: string | null; /** The tool calls, in order. */ calls?: DoomLoopSessionCall[] }): DoomLoopRound;
+  onResponse(response: DoomLoopSessionResponse): DoomLoopRound;
   /** One call seen alone (a per-call hook), recorded into the current round (a new one after {@link endRound}); refused with the halt text in a sealed round. A call object is read once. */
   onCall(call: DoomLoopSessionCall): DoomLoopDecision;
   /** Opens a new, empty round now (calls that arrive one by one; server-tool records). */
@@ -1206,7 +1232,7 @@ export declare class DoomLoopSession {
   onResult(
     id: string,
     result: unknown,
-    options?: { /** The call failed (default: see above). */ failed?: boolean; /** What the tool threw. */ error?: unknown; /** The tool (default: the session's record of the call). */ toolName?: string },
+    options?: DoomLoopResultOptions,
   ): DoomLoopVerdict | null | Promise<DoomLoopVerdict | null>;
   /** One model response's spend (tokens or cost) for the opt-in budget guard; its verdict or `null`. */
   onSpend(amount: number): DoomLoopVerdict | null;

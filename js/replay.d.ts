@@ -21,7 +21,7 @@ import type { DoomLoopOption, InitInput, LoopKey, Timeline, TimelineCall, Timeli
 
 export type { Timeline, TimelineCall, TimelineRound } from './index.js';
 export { DoomLoopSession } from './index.js';
-export type { DoomLoopSessionOptions, DoomLoopSessionCall, DoomLoopDecision, DoomLoopRound, DoomLoopRequestPatch, DoomLoopCapabilities } from './index.js';
+export type { DoomLoopSessionOptions, DoomLoopSessionCall, DoomLoopDecision, DoomLoopRound, DoomLoopRequestPatch, DoomLoopCapabilities, DoomLoopHalt, DoomLoopSessionResponse, DoomLoopResultOptions } from './index.js';
 
 /**
  * Loads the full wasm module (detector + trace tooling) in browsers and

@@ -86,17 +86,13 @@ mod doc_pages {
     mod rust {}
     #[doc = include_str!("../docs/detectors.md")]
     mod detectors {}
+    #[doc = include_str!("../docs/session.md")]
+    mod session {}
     /// The examples that need the `serde_json` feature.
     #[cfg(feature = "serde_json")]
     #[doc = include_str!("../docs/rust-serde.md")]
     mod rust_serde {}
 }
-
-/// The session engine's page (`docs/session.md`): its Rust examples run
-/// as doc tests.
-#[cfg(doctest)]
-#[doc = include_str!("../docs/session.md")]
-mod session_docs {}
 
 pub use canonical::{canonicalize, MAX_CANONICALIZE_DEPTH};
 pub use config::{

@@ -659,13 +659,19 @@ impl Session {
         if self.stop.is_some() || calls.is_empty() {
             return self.stop.is_some();
         }
-        let mut scratch = self.clone();
-        scratch.on_response(Response {
-            text: None,
-            calls: calls.to_vec(),
-        })
-        .halt
-        .is_some()
+        // A scratch session over a snapshot of the detector (what the
+        // reference persists): cheaper in code than a deep copy, and the
+        // next round scores the same from either.
+        let mut scratch = Session::new(self.monitor.config().clone(), self.options.clone());
+        scratch.monitor.restore(&self.monitor.get_state());
+        scratch.round = self.round;
+        scratch
+            .on_response(Response {
+                text: None,
+                calls: calls.to_vec(),
+            })
+            .halt
+            .is_some()
     }
 
     /// The queued steer guidance, joined by newlines, consumed.

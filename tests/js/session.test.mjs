@@ -180,3 +180,81 @@ test('detection off: every call runs; an internal error turns the session observ
   assert.equal(session.active, false);
   assert.throws(() => new DoomLoopSession({ doomLoop: { escalation: null } }), TypeError);
 });
+
+// ---- issue 20 item 6 ----
+
+test('regression: recordToolResultSync takes the same round keys as recordToolCallSync (outcomes_nonnumber_rounds.mjs)', () => {
+  const config = resolveDoomLoopOption(RECOMMENDED_DOOM_LOOP_OPTION);
+  const actions = (roundOf) => {
+    const monitor = new DoomLoopMonitor(config);
+    const out = [];
+    for (let i = 1; i <= 6; i++) {
+      const round = roundOf(i);
+      const record = monitor.recordToolCallSync('scroll_down', {}, round);
+      out.push(record.verdict?.action ?? 'ok');
+      monitor.recordToolResultSync('scroll_down', record.fingerprint, `lines ${i * 100 - 99}-${i * 100}`, false, round);
+    }
+    monitor.free();
+    return out.join(' ');
+  };
+  assert.equal(actions((i) => `turn-${i}`), actions((i) => i));
+  assert.equal(actions((i) => ({ turn: i })), actions((i) => i));
+});
+
+/** A small deterministic PRNG (mulberry32). */
+function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+test('regression: replay and the live session agree on random scripts with in-round duplicates (replay_duplicate_in_round_outcomes.mjs)', () => {
+  const options = [RECOMMENDED_DOOM_LOOP_OPTION, { outcomes: true, failures: true, ledger: true }, true];
+  let compared = 0;
+  for (let seed = 1; seed <= 300; seed++) {
+    const random = prng(seed);
+    const pick = (n) => Math.floor(random() * n);
+    const rounds = Array.from({ length: 8 }, () => ({
+      calls: Array.from({ length: 1 + pick(3) }, () => ({
+        toolName: ['p', 'q'][pick(2)],
+        args: { x: pick(2) },
+        result: `r${pick(3)}`,
+        // The rounds format marks a failed call with `error: true`.
+        error: pick(4) === 0,
+      })),
+    }));
+    const doomLoop = options[seed % options.length];
+    const timeline = replayEntry.replayTranscript({ doomLoop, rounds });
+    // Live: the session an adapter runs — a round's calls, then the results of those that ran.
+    const session = new DoomLoopSession({ doomLoop });
+    const live = [];
+    for (const [r, round] of rounds.entries()) {
+      const calls = round.calls.map((call, c) => ({ id: `r${r}c${c}`, toolName: call.toolName, args: call.args }));
+      const { decisions, halt } = session.onResponse({ calls });
+      const results = decisions.map((decision, c) =>
+        decision.action === 'run' ? session.onResult(decision.id, round.calls[c].result, { failed: round.calls[c].error }) : null,
+      );
+      live.push(decisions.map((decision, c) => ({ decision, result: results[c] })));
+      if (halt !== null || session.haltVerdict() !== null) break;
+    }
+    assert.equal(timeline.rounds.length, live.length, `seed ${seed}: halting round`);
+    timeline.rounds.forEach((round, r) => {
+      round.calls.forEach((call, c) => {
+        const { decision, result } = live[r][c];
+        const stronger = result && (!decision.verdict || ['observe', 'steer', 'escalate', 'block', 'stop'].indexOf(result.action) > ['observe', 'steer', 'escalate', 'block', 'stop'].indexOf(decision.verdict.action)) ? result : decision.verdict;
+        assert.equal(call.streak, decision.streak, `seed ${seed} r${r + 1}c${c + 1}: streak`);
+        assert.equal(call.duplicateInRound, decision.duplicateInRound, `seed ${seed} r${r + 1}c${c + 1}: duplicate`);
+        assert.deepEqual(call.verdict, stronger, `seed ${seed} r${r + 1}c${c + 1}: verdict`);
+        compared++;
+      });
+    });
+    assert.deepEqual(timeline.stopVerdict, session.haltVerdict(), `seed ${seed}: stop verdict`);
+    session.free();
+  }
+  assert.ok(compared > 1000, `${compared} calls compared`);
+});

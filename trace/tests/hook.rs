@@ -51,9 +51,11 @@ fn decision(answer: &str) -> Option<String> {
     Some(specific.get("permissionDecision")?.as_js_string()?.to_string())
 }
 
+/// Under the reference ladder (`--option true`); the default's stop rung
+/// (RECOMMENDED's 12) is the next test's.
 #[test]
 fn claude_code_refuses_the_third_identical_call_and_halts_at_the_sixth() {
-    let mut session = Session::new(Agent::ClaudeCode);
+    let mut session = Session::with_option(Agent::ClaudeCode, "true");
     let mut answers = Vec::new();
     for i in 1..=6 {
         let id = format!("t{i}");
@@ -73,6 +75,28 @@ fn claude_code_refuses_the_third_identical_call_and_halts_at_the_sixth() {
     assert!(session.send(&pre("t7", "ls", "list")).contains("\"continue\":false"));
     session.send(r#"{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"try again"}"#);
     assert_eq!(session.send(&pre("t8", "ls", "list")), "");
+}
+
+#[test]
+fn by_default_a_loop_on_unchanged_output_is_refused_at_the_third_call_and_halted_at_recommendeds_stop() {
+    let option = default_option();
+    let config = doom_loop::resolve_doom_loop_option(Some(&option)).result.unwrap().unwrap();
+    let stop = match config.ladder.stop {
+        doom_loop::ladder::Threshold::At(n) => n as usize,
+        doom_loop::ladder::Threshold::Off => panic!("RECOMMENDED has a stop rung"),
+    };
+    let mut session = Session::new(Agent::ClaudeCode);
+    let mut answers = Vec::new();
+    for i in 1..=stop {
+        let id = format!("t{i}");
+        answers.push(session.send(&pre(&id, "cat missing.txt", "show it")));
+        session.send(&batch(&[&id], "Exit code 1\\ncat: missing.txt: No such file or directory"));
+    }
+    assert_eq!(&answers[..2], ["", ""]);
+    for answer in &answers[2..stop - 1] {
+        assert_eq!(decision(answer).as_deref(), Some("deny"), "{answer}");
+    }
+    assert!(answers[stop - 1].contains("\"continue\":false"), "{}", answers[stop - 1]);
 }
 
 #[test]
