@@ -377,8 +377,8 @@ impl Context<'_> {
             match decisions.get(index) {
                 Some(Decision {
                     refuse: true,
-                    verdict: Some(v),
-                }) => Reply::Refuse(v.message.to_utf8_lossy().into_owned()),
+                    message: Some(message),
+                }) => Reply::Refuse(message.clone()),
                 _ => Reply::Allow,
             }
         };
