@@ -7,7 +7,7 @@
 //
 //   node benches/hook.mjs [ITERATIONS]     (default 300; needs target/release/doomloop)
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, statSync, readdirSync } from 'node:fs';
+import { mkdtempSync, statSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,7 +42,19 @@ for (let i = 40; i < 40 + n; i++) {
   hookPre.push(run(doomloop, args, pre(i)));
   hookBatch.push(run(doomloop, args, batch(i)));
 }
-const file = readdirSync(dir).find((f) => f.endsWith('.json'));
+// CPU time (user + sys of the children, from bash's `times`): what a busy
+// machine's scheduling delay does not inflate, unlike the wall time above.
+const eventFile = join(dir, 'event.json');
+writeFileSync(eventFile, pre(0));
+const cpu = (cmd) => {
+  const r = spawnSync('bash', ['-c', `for i in $(seq ${n}); do ${cmd} < ${eventFile} > /dev/null; done; times`], { encoding: 'utf8' });
+  const [, children] = r.stdout.trim().split('\n');
+  const secs = children.split(/\s+/).map((t) => { const m = /(\d+)m([\d.]+)s/.exec(t); return m ? Number(m[1]) * 60 + Number(m[2]) : 0; });
+  return ((secs[0] + secs[1]) * 1000) / n;
+};
+const cpuTrue = cpu('/bin/true');
+const cpuHook = cpu(`${doomloop} hook claude-code --state-dir ${dir}`);
+const file = readdirSync(dir).find((f) => f.endsWith('.json') && f !== 'event.json');
 const size = statSync(join(dir, file)).size;
 const b = median(base);
 const rows = [
@@ -52,4 +64,5 @@ const rows = [
 ];
 console.log(`hook invocation, median of ${n} (spawnSync, event on stdin)`);
 for (const [name, ms] of rows) console.log(`  ${name.padEnd(44)} ${ms.toFixed(2)} ms${ms === b ? '' : `   (+${(ms - b).toFixed(2)} ms)`}`);
+console.log(`  CPU per invocation (user+sys): /bin/true ${cpuTrue.toFixed(2)} ms, doomloop hook ${cpuHook.toFixed(2)} ms   (+${(cpuHook - cpuTrue).toFixed(2)} ms)`);
 console.log(`  state file after ${40 + n} rounds: ${size} bytes`);

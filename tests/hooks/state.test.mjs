@@ -96,12 +96,13 @@ test('a hook process killed mid-write leaves a state file that still loads', { s
   let killed = 0;
   for (let i = 0; i < 60; i++) {
     const child = spawn(doomloop, ['hook', 'claude-code', '--state-dir', dir], { stdio: ['pipe', 'ignore', 'ignore'] });
+    const closed = new Promise((r) => child.on('close', r));
     child.stdin.on('error', () => {});
     child.stdin.end(i % 2 ? batch(session, [`c${i - 1}`]) : pre(session, `c${i}`));
     // Kill it somewhere between start and exit (the write is in there).
     await new Promise((r) => setTimeout(r, (i * 7) % 5));
-    if (child.kill('SIGKILL')) killed++;
-    await new Promise((r) => child.on('close', r));
+    if (child.exitCode === null && child.kill('SIGKILL')) killed++;
+    await closed;
     if (existsSync(file)) assert.equal(JSON.parse(readFileSync(file, 'utf8')).doomloopHook, 1, `after kill ${i}`);
   }
   assert.ok(killed > 0);

@@ -377,8 +377,8 @@ impl Context<'_> {
             match decisions.get(index) {
                 Some(Decision {
                     refuse: true,
-                    verdict: Some(v),
-                }) => Reply::Refuse(v.message.to_utf8_lossy().into_owned()),
+                    message: Some(message),
+                }) => Reply::Refuse(message.clone()),
                 _ => Reply::Allow,
             }
         };
@@ -533,6 +533,12 @@ fn render(agent: Agent, event_name: &str, reply: &Reply) -> String {
 /// errors become warnings and an allowing (empty) answer.
 pub fn run(agent: Agent, input: &[u8], options: &HookOptions) -> HookAnswer {
     let mut warnings = Vec::new();
+    if cfg!(target_family = "wasm") {
+        // `npx doomloop` runs this crate as WebAssembly: no exclusive file
+        // creation, rename or process table to lock and persist with.
+        warnings.push("a hook needs the native doomloop binary (cargo install doom-loop-trace), not npx; allowing the call".into());
+        return HookAnswer { stdout: String::new(), warnings };
+    }
     let stdout = match answer(agent, input, options, &mut warnings) {
         Ok(stdout) => stdout,
         Err(error) => {
