@@ -9,7 +9,7 @@
 // API, as a user calls it. This file only parses argv (node:util
 // parseArgs), reads files and stdin, and writes — failing cleanly: no
 // stack trace on any input, a closed stdout ends quietly.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { runDocument } from './conformance.mjs';
@@ -60,6 +60,7 @@ Commands:
   canonicalize  Print the RFC 8785 canonical form of JSON
   replay        Replay one recorded run through the detector and print its timeline
   eval          Replay many recorded runs under one or more options and print what the detector would have done
+  hook          Guard a coding agent: the hook command Claude Code or Gemini CLI runs around every tool call, and its installer
   help          Print this message or the help of the given subcommand(s)
 
 Options:
@@ -156,6 +157,8 @@ Options:
       compare: { type: 'boolean' },
       json: { type: 'boolean' },
       'fail-on': { type: 'string', value: '<RUNG>', choices: ['block', 'stop'] },
+      sessions: { type: 'boolean' },
+      html: { type: 'string', value: '<FILE>' },
     },
     help: `Replay many recorded runs under one or more options and print what the detector would have done
 
@@ -170,10 +173,47 @@ Options:
       --compare         The reference's defaults and the recommended option, side by side
       --json            Print the report as JSON instead of tables
       --fail-on <RUNG>  Exit 1 when any run reaches this rung (or a stronger one) under any option [possible values: block, stop]
+      --sessions        Also list every session that reached a block or stop, with the calls (and tokens) a stop would have saved
+      --html <FILE>     Write a self-contained HTML page (totals, and a timeline per session coloured by rung) to FILE
   -h, --help            Print help
 `,
   },
 };
+
+/** `doomloop hook`'s help (clap's rendering of the native command). */
+const HOOK_HELP = `Guard a coding agent: the hook command Claude Code or Gemini CLI runs around every tool call, and its installer
+
+Usage: doomloop hook <COMMAND>
+
+Commands:
+  claude-code  Answer one Claude Code hook event (JSON on stdin); Claude Code runs this
+  gemini-cli   Answer one Gemini CLI hook event (JSON on stdin); Gemini CLI runs this
+  install      Print or merge the settings entry that makes an agent run the hook
+  help         Print this message or the help of the given subcommand(s)
+
+Options:
+  -h, --help  Print help
+`;
+
+/**
+ * `doomloop hook …` under npx. A hook keeps its session's state in a file
+ * with an exclusive lock between the agent's parallel hook processes, which
+ * the native binary does (docs/coding-agents.md); this CLI does not. So the
+ * help is the native one, and a hook event is answered as the native hook
+ * answers any error of its own: allow the call, one line on stderr, exit 0
+ * (both agents read exit 2 as "block").
+ */
+function hook(rest) {
+  if (rest.length === 0) return warn(HOOK_HELP.trimEnd()), EXIT_ERROR;
+  if (rest[0] === '--help' || rest[0] === '-h' || (rest[0] === 'help' && rest.length === 1)) return write(HOOK_HELP), 0;
+  const native = 'needs the native doomloop binary (cargo install --path trace, or a release build); see docs/coding-agents.md';
+  if (rest[0] === 'claude-code' || rest[0] === 'gemini-cli') {
+    if (rest[0] === 'gemini-cli') write('{}\n');
+    warn(`doomloop hook: allowing the call: the npm CLI cannot run hooks (no state lock under WebAssembly); ${native}`);
+    return 0;
+  }
+  throw new Failure(`doomloop hook ${rest[0]}: ${native}`, EXIT_ERROR);
+}
 
 /** A failure with its exit status; `usage` errors print clap's layout. */
 class Failure extends Error {
@@ -481,6 +521,7 @@ const run = {
   eval([paths], values) {
     checkStdinOnce(paths);
     const evaluation = viaCore(() => new (core().CliEval)(values.option ?? [], values.recommended === true, values.compare === true));
+    if (values.sessions === true || values.html !== undefined) evaluation.keepSessions();
     try {
       // A file at a time, each replayed as it is read (as the native CLI).
       const files = [];
@@ -504,7 +545,15 @@ const run = {
         }
       });
       if (progress) process.stderr.write('\r\x1b[2K');
-      return finish(JSON.parse(viaCore(() => evaluation.finish(values.json === true, values['fail-on']))));
+      const outcome = JSON.parse(viaCore(() => evaluation.finish(values.json === true, values['fail-on'], values.sessions === true)));
+      if (values.html !== undefined) {
+        try {
+          writeFileSync(values.html, viaCore(() => evaluation.html()));
+        } catch (error) {
+          throw inputError(`${values.html}: ${osReason(error)}`);
+        }
+      }
+      return finish(outcome);
     } finally {
       evaluation.free();
     }
@@ -664,6 +713,7 @@ function main(argv) {
     }
   }
   if (command === 'help') return help(rest);
+  if (command === 'hook') return hook(rest);
   if (command === '--') {
     // clap's reading of a leading `--`, quirks included.
     if (rest.length === 0) {
@@ -707,6 +757,7 @@ Arguments:
 /** `help [COMMAND]...`, as clap answers it. */
 function help([name, ...extra]) {
   if (name === undefined) return write(MAIN_HELP), 0;
+  if (name === 'hook' && extra.length === 0) return write(HOOK_HELP), 0;
   const known = Object.hasOwn(COMMANDS, name) || name === 'help';
   if (!known) throw usageError(`unrecognized subcommand '${name}'`);
   if (extra.length > 0) {

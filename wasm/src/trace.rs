@@ -276,10 +276,26 @@ impl CliEval {
         Ok(())
     }
 
-    /// The report and outcome: `{stdout, warnings, finding}` as JSON.
-    pub fn finish(&mut self, json: bool, fail_on: Option<String>) -> Result<String> {
-        let run = cli::eval_finish(&self.evaluation, json, rung(fail_on)?);
+    /// Also keeps each run's per-call rungs (`--sessions`, `--html`).
+    #[wasm_bindgen(js_name = keepSessions)]
+    pub fn keep_sessions(&mut self) {
+        let evaluation = std::mem::replace(&mut self.evaluation, Evaluation::new(Vec::new()));
+        self.evaluation = evaluation.keep_sessions();
+    }
+
+    /// The report and outcome: `{stdout, warnings, finding}` as JSON;
+    /// `sessions` appends `--sessions`' lines (not with `json`).
+    pub fn finish(&mut self, json: bool, fail_on: Option<String>, sessions: bool) -> Result<String> {
+        let mut run = cli::eval_finish(&self.evaluation, json, rung(fail_on)?);
+        if sessions && !json {
+            run.stdout.push_str(&cli::sessions_text(&self.evaluation));
+        }
         Ok(cli_run(&run.stdout, &run.warnings, run.finding.as_deref()))
+    }
+
+    /// `--html`: the self-contained page of the evaluation so far.
+    pub fn html(&self) -> String {
+        doom_loop_trace::html::render(&self.evaluation.report(), self.evaluation.sessions())
     }
 }
 
