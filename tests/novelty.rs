@@ -403,3 +403,35 @@ proptest! {
         }
     }
 }
+
+/// Regression (repro `outcomes_duplicate_result_delivery`, after novelty
+/// joined RECOMMENDED): a result delivered twice for one call — an
+/// at-least-once bus, a retried hook — counted twice in the novelty state
+/// and turned an A/B oscillation into "progress". One result per call and
+/// round, as in the outcome state, also after a restore.
+#[test]
+fn a_result_delivered_twice_counts_once_in_the_novelty_state() {
+    let run = |deliveries: usize, restore_each_round: bool| {
+        let mut m = monitor(RECOMMENDED_DOOM_LOOP_OPTION);
+        let tool = JsString::from("poll");
+        let mut actions = Vec::new();
+        for round in 1..=8 {
+            let record = m.record_tool_call(&tool, &parse("{}").unwrap(), f64::from(round), &RecordOptions::default()).unwrap();
+            actions.push(record.verdict.map_or("-", |v| v.action.as_str()));
+            let result = Value::String(JsString::from(if round % 2 == 1 { "A" } else { "B" }));
+            for _ in 0..deliveries {
+                if restore_each_round {
+                    let state = m.get_state();
+                    m = monitor(RECOMMENDED_DOOM_LOOP_OPTION);
+                    m.restore(&state);
+                }
+                m.record_tool_result(&tool, &record.fingerprint, Some(&result), false, f64::from(round)).unwrap();
+            }
+        }
+        actions
+    };
+    let once = run(1, false);
+    assert_eq!(run(2, false), once);
+    assert_eq!(run(3, true), once);
+    assert!(once.contains(&"block"), "{once:?}");
+}

@@ -105,6 +105,10 @@ pub(crate) struct NoveltyEntry {
     pub(crate) last: f64,
     /// Round of the latest recorded call.
     pub(crate) round: Option<f64>,
+    /// Round of the latest result recorded for it: the same call's result
+    /// delivered again (an at-least-once bus, a retried hook) is not new
+    /// evidence, as in the outcome state.
+    pub(crate) result_round: Option<f64>,
 }
 
 /// One tool's evidence.
@@ -193,9 +197,15 @@ impl NoveltyState {
     /// Records the identity of a result of `fingerprint`'s call; returns
     /// whether it was new to its tool (the tool returned something before,
     /// never this).
-    pub(crate) fn record(&mut self, tool: &JsString, fingerprint: &JsString, identity: JsString) -> bool {
+    pub(crate) fn record(&mut self, tool: &JsString, fingerprint: &JsString, identity: JsString, round: f64) -> bool {
         let before = self.epoch;
         let state = self.tool(tool);
+        if let Some(entry) = state.entries.iter_mut().find(|e| e.fingerprint == *fingerprint) {
+            if round.is_finite() && entry.result_round == Some(round) {
+                return false;
+            }
+            entry.result_round = Some(round).filter(|r| r.is_finite());
+        }
         let new = match state.seen.iter().position(|s| *s == identity) {
             Some(i) => {
                 let moved = state.seen.remove(i);
@@ -251,6 +261,9 @@ impl NoveltyState {
                         ];
                         if let Some(round) = e.round {
                             fields.push((JsString::from("round"), Value::Number(round)));
+                        }
+                        if let Some(round) = e.result_round {
+                            fields.push((JsString::from("resultRound"), Value::Number(round)));
                         }
                         (e.fingerprint.clone(), Value::Object(Object::from_entries(fields)))
                     })
@@ -329,6 +342,7 @@ fn restore_entry(fingerprint: &JsString, entry: &Value, epoch: f64) -> Option<No
         base: count(object.get("base"))?.min(last),
         last,
         round: object.get("round").and_then(Value::as_f64).filter(|n| n.is_finite()),
+        result_round: object.get("resultRound").and_then(Value::as_f64).filter(|n| n.is_finite()),
     })
 }
 
@@ -344,11 +358,11 @@ mod tests {
     #[test]
     fn a_tools_first_result_is_not_new_and_a_repeat_is_not() {
         let mut n = NoveltyState::default();
-        assert!(!n.record(&s("think"), &s("f1"), s("")));
-        assert!(!n.record(&s("think"), &s("f2"), s("")));
-        assert!(!n.record(&s("edit"), &s("e1"), s("a")));
-        assert!(n.record(&s("edit"), &s("e2"), s("b")));
-        assert!(!n.record(&s("edit"), &s("e3"), s("a")));
+        assert!(!n.record(&s("think"), &s("f1"), s(""), f64::NAN));
+        assert!(!n.record(&s("think"), &s("f2"), s(""), f64::NAN));
+        assert!(!n.record(&s("edit"), &s("e1"), s("a"), f64::NAN));
+        assert!(n.record(&s("edit"), &s("e2"), s("b"), f64::NAN));
+        assert!(!n.record(&s("edit"), &s("e3"), s("a"), f64::NAN));
         assert_eq!(n.epoch, 1.0);
     }
 
@@ -359,24 +373,24 @@ mod tests {
         // Moving: f1, f2, then an edit with a new output.
         let mut n = NoveltyState::default();
         assert_eq!(n.streak(&test, &f, 1.0, 1.0), 1.0);
-        n.record(&test, &f, s("f1"));
+        n.record(&test, &f, s("f1"), f64::NAN);
         n.streak(&edit, &s("e1"), 1.0, 1.5);
-        n.record(&edit, &s("e1"), s("edited 1"));
+        n.record(&edit, &s("e1"), s("edited 1"), f64::NAN);
         assert_eq!(n.streak(&test, &f, 2.0, 2.0), 2.0, "the edit's first result is not new");
-        n.record(&test, &f, s("f2"));
+        n.record(&test, &f, s("f2"), f64::NAN);
         n.streak(&edit, &s("e2"), 1.0, 2.5);
-        n.record(&edit, &s("e2"), s("edited 2"));
+        n.record(&edit, &s("e2"), s("edited 2"), f64::NAN);
         assert_eq!(n.streak(&test, &f, 3.0, 3.0), 1.0);
         // Repeating: f, f, then the same.
         let mut n = NoveltyState::default();
         n.streak(&test, &f, 1.0, 1.0);
-        n.record(&test, &f, s("f"));
+        n.record(&test, &f, s("f"), f64::NAN);
         n.streak(&edit, &s("e1"), 1.0, 1.5);
-        n.record(&edit, &s("e1"), s("edited 1"));
+        n.record(&edit, &s("e1"), s("edited 1"), f64::NAN);
         n.streak(&test, &f, 2.0, 2.0);
-        n.record(&test, &f, s("f"));
+        n.record(&test, &f, s("f"), f64::NAN);
         n.streak(&edit, &s("e2"), 1.0, 2.5);
-        n.record(&edit, &s("e2"), s("edited 2"));
+        n.record(&edit, &s("e2"), s("edited 2"), f64::NAN);
         assert_eq!(n.streak(&test, &f, 3.0, 3.0), 3.0);
     }
 

@@ -671,7 +671,7 @@ impl DoomLoopMonitor {
             }
         }
         if let Some(identity) = novelty {
-            self.beyond.novelty.record(tool_name, input, identity);
+            self.beyond.novelty.record(tool_name, input, identity, round);
         }
         let mut verdict = None;
         if let (true, Some(outcome)) = (self.config.beyond.ledger, outcome) {

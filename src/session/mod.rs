@@ -599,7 +599,11 @@ impl Session {
     /// `stop` halts before the next round).
     #[inline(never)]
     pub fn on_result(&mut self, id: &JsString, outcome: Option<&Value>, failed: bool) -> Option<Verdict> {
-        let call = self.inflight.shift_remove(id)?;
+        // `swap_remove`: O(1); `shift_remove` moved every later call, which
+        // made a wide round's results quadratic (repro
+        // import_result_matching_quadratic). The map is keyed by id; its
+        // persisted order carries no meaning.
+        let call = self.inflight.swap_remove(id)?;
         let recorded = self
             .monitor
             .record_tool_result(&call.tool_name, &call.fingerprint, outcome, failed, call.round);
