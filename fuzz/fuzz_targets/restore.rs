@@ -17,7 +17,9 @@
 use doom_loop::json::parse_lowered;
 use doom_loop::json::{parse, to_json};
 use doom_loop::beyond::{BeyondConfig, BudgetConfig};
+use doom_loop::novelty::NoveltyConfig;
 use doom_loop::outcome::OutcomeConfig;
+use doom_loop::repetition::RepetitionConfig;
 use doom_loop::{DoomLoopMonitor, JsString, ResolvedConfig, Value};
 use libfuzzer_sys::fuzz_target;
 
@@ -38,6 +40,8 @@ fn configs() -> [ResolvedConfig; 2] {
             unit: JsString::from("tokens"),
         }),
         outcomes: Some(OutcomeConfig::default()),
+        novelty: Some(NoveltyConfig::default()),
+        repetition: Some(RepetitionConfig::default()),
     };
     [
         ResolvedConfig::default(),
