@@ -21,7 +21,7 @@ const CHROMIUM = '/usr/bin/chromium';
 function history(dir) {
   const failing = { toolName: 'get_invoice', args: '{"id":"INV-1"}' };
   writeFileSync(join(dir, 'loop.json'), JSON.stringify({
-    rounds: Array.from({ length: 8 }, () => ({ calls: [failing], results: ['error: timeout'] })),
+    rounds: Array.from({ length: 14 }, () => ({ calls: [failing], results: ['error: timeout'] })),
   }));
   writeFileSync(join(dir, 'paging.json'), JSON.stringify({
     rounds: Array.from({ length: 5 }, (_, i) => ({ calls: [{ toolName: 'scroll_down', args: '{}' }], results: [`page ${i}`] })),
@@ -72,7 +72,11 @@ test('eval --html writes one self-contained page that renders every session with
     assert.match(shown.rows[0], /loop\.json$/);
     assert.match(shown.rows[1], /paging\.json$/);
     assert.equal(shown.rows.length, 2);
-    assert.deepEqual(shown.cells[0], ['none o b b b S x x', 'none o b b b S x x']);
+    // The reference's defaults stop at the 6th call (8 later calls would not
+    // have run); RECOMMENDED refuses from the 3rd and stops at its own rung.
+    assert.equal(shown.cells[0][0], 'none o b b b S x x x x x x x x');
+    assert.match(shown.cells[0][1], /^none o b( b)* S( x)*$/);
+    assert.equal(shown.cells[0][1].split(' ').length, 14);
     // The defaults (the reference's, fixed forever) block the paging agent;
     // the recommended option lets it page.
     assert.equal(shown.cells[1][0], 'none o b b b');
@@ -90,6 +94,6 @@ test('eval --sessions lists each session with a block or stop and what a stop wo
   const r = spawnSync(native, ['eval', dir, '--compare', '--sessions'], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /sessions with a block or stop: 2 of 3/);
-  assert.match(r.stdout, /loop .*defaults: stop \(first block or stop at round 3; 2 calls saved\); recommended: stop/);
+  assert.match(r.stdout, /loop .*defaults: stop \(first block or stop at round 3; 8 calls saved\); recommended: stop/);
   assert.match(r.stdout, /paging .*defaults: block at round 3; recommended: -/);
 });

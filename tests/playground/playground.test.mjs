@@ -302,8 +302,9 @@ test('the option switch: reference defaults and RECOMMENDED_DOOM_LOOP_OPTION', {
     assert.equal(typeof option, 'object');
     assert.deepEqual(JSON.parse(await page.locator('#transcript').inputValue()).doomLoop, option);
     assert.equal(await page.locator('#option-preset').inputValue(), 'recommended');
-    // The billing agent's identical timeouts are still a loop: it is stopped.
-    await page.waitForSelector('#timeline .stop-marker');
+    // The billing agent's identical timeouts are still a loop: refused from
+    // the third call on (its eight calls end before RECOMMENDED's stop rung).
+    await page.waitForSelector('#timeline .badge-block');
     await page.locator('#option-preset').selectOption('defaults');
     await page.waitForFunction(() => document.getElementById('option-json').textContent.trim() === 'true');
   }
