@@ -83,10 +83,11 @@ describe('Claude Code', { concurrency: 3 }, () => {
       const run = await runClaude((body, turn) => {
         if (turn === 0) return { calls: [bash('cat missing.txt'), bash('cat missing.txt')], blockDelayMs };
         return { calls: [bash('cat missing.txt')] };
-      });
+      }, { hookArgs: ['--option', 'true'] });
       assert.equal(run.code, 0, run.stderr);
       const seen = answers(run).slice(1);
-      // Both parallel calls ran; the next round is the second, the one after it the third (refused).
+      // The reference ladder (--option true), so the run ends at the sixth
+      // round. Both parallel calls ran; the next round is the second, the one after it the third (refused).
       assert.equal(seen[0].length, 2);
       for (const r of seen[0]) assert.match(r.text, /No such file or directory/);
       assert.match(seen[1][0].text, /No such file or directory/);
