@@ -134,7 +134,7 @@ fn every_coding_agent_log_reads_its_calls_results_failures_and_tokens() {
 
 #[test]
 fn an_openhands_output_jsonl_is_a_run_per_line_pairs_included() {
-    let all = runs("openhands-output.jsonl");
+    let all = runs("openhands/output.jsonl");
     let ids: Vec<&str> = all.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids, ["demo__demo-1", "demo__demo-2"]);
     for run in &all {
