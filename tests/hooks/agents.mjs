@@ -6,9 +6,13 @@
 // run as `claude -p` with ANTHROPIC_BASE_URL on 127.0.0.1, a dummy key, and
 // its nonessential traffic off. Gemini CLI: the pinned @google/gemini-cli's
 // bundle under this Node, `gemini -p` with GOOGLE_GEMINI_BASE_URL on
-// 127.0.0.1, the `gemini-api-key` auth type and a dummy key. Each run gets a
-// fresh HOME, scratch directory and state directory; nothing reaches past
-// the loopback interface.
+// 127.0.0.1, the `gemini-api-key` auth type and a dummy key. Codex CLI: the
+// pinned @openai/codex's platform package ships the `codex` binary (npm's
+// optional dependency, no install script), run as `codex exec` with
+// CODEX_HOME in the sandbox and a custom model provider (`-c
+// model_providers.…`, `wire_api = "responses"`) on 127.0.0.1 with a dummy
+// key. Each run gets a fresh HOME, scratch directory and state directory;
+// nothing reaches past the loopback interface.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, writeFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,12 +20,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startAnthropicServer } from './anthropic-server.mjs';
 import { startGeminiServer } from './gemini-server.mjs';
+import { startResponsesServer } from './openai-server.mjs';
 
 export const root = fileURLToPath(new URL('../..', import.meta.url));
 export const doomloop = process.env.DOOMLOOP_BIN || join(root, 'target/release/doomloop');
 const arch = process.arch === 'arm64' ? 'arm64' : 'x64';
 export const claudeBin = join(root, `node_modules/@anthropic-ai/claude-code-linux-${arch}/claude`);
 export const geminiJs = join(root, 'node_modules/@google/gemini-cli/bundle/gemini.js');
+export const codexBin = join(root, `node_modules/@openai/codex-linux-${arch}/vendor/${arch === 'arm64' ? 'aarch64' : 'x86_64'}-unknown-linux-musl/bin/codex`);
 
 /** A fresh HOME, scratch dir and state dir, with `files` written into the scratch dir. */
 export function sandbox(files = {}) {
@@ -35,14 +41,15 @@ export function sandbox(files = {}) {
 /** `doomloop hook install AGENT --print --command CMD` into a HOME: the settings the agents read. */
 export function install(agent, dirs, extraArgs = [], base = null) {
   const command = `${doomloop} hook ${agent} --state-dir ${dirs.state} ${extraArgs.join(' ')}`.trim();
-  const settingsDir = join(dirs.home, agent === 'claude-code' ? '.claude' : '.gemini');
+  const settingsDir = join(dirs.home, { 'claude-code': '.claude', 'gemini-cli': '.gemini', codex: '.codex' }[agent]);
+  const file = join(settingsDir, agent === 'codex' ? 'hooks.json' : 'settings.json');
   mkdirSync(settingsDir, { recursive: true });
-  if (base) writeFileSync(join(settingsDir, 'settings.json'), JSON.stringify(base));
-  const r = spawnSync(doomloop, ['hook', 'install', agent, '--user', '--command', command], {
-    env: { ...process.env, HOME: dirs.home }, encoding: 'utf8',
-  });
+  if (base) writeFileSync(file, JSON.stringify(base));
+  // Codex reads its user files from CODEX_HOME (here ~/.codex, set explicitly).
+  const env = { ...process.env, HOME: dirs.home, CODEX_HOME: join(dirs.home, '.codex') };
+  const r = spawnSync(doomloop, ['hook', 'install', agent, '--user', '--command', command], { env, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`hook install failed: ${r.stderr}`);
-  return join(settingsDir, 'settings.json');
+  return file;
 }
 
 function collect(child) {
@@ -113,6 +120,39 @@ export async function runGemini(script, { files, hookArgs = [], prompt = 'Do the
     let result = null;
     try { result = JSON.parse(run.stdout); } catch { result = null; }
     return { ...run, result, server, dirs, requests: server.requests };
+  } finally {
+    await server.close();
+  }
+}
+
+/**
+ * `codex exec PROMPT` with the hook installed, answered by `script(body, turn, dirs)`.
+ * Codex runs a user's hook only once reviewed; this automation passes
+ * `--dangerously-bypass-hook-trust` (it wrote the hooks itself), and runs
+ * commands unsandboxed in the scratch directory.
+ */
+export async function runCodex(script, { files, hookArgs = [], prompt = 'Do the task.' } = {}) {
+  const dirs = sandbox(files);
+  const hooks = install('codex', dirs, hookArgs);
+  const server = await startResponsesServer((body, turn) => script(body, turn, dirs));
+  const provider = (key, value) => ['-c', `model_providers.scripted.${key}=${JSON.stringify(value)}`];
+  try {
+    const child = spawn(codexBin, [
+      'exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-hook-trust', '--dangerously-bypass-approvals-and-sandbox',
+      '-m', 'gpt-5.1-codex',
+      '-c', 'model_provider="scripted"',
+      ...provider('name', 'scripted'), ...provider('base_url', server.url), ...provider('wire_api', 'responses'), ...provider('env_key', 'SCRIPTED_API_KEY'),
+      // Nothing but the scripted server to talk to: no update check, no analytics.
+      '-c', 'check_for_update_on_startup=false', '-c', 'analytics.enabled=false',
+      prompt,
+    ], {
+      cwd: dirs.scratch,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH, HOME: dirs.home, CODEX_HOME: join(dirs.home, '.codex'), SCRIPTED_API_KEY: 'scripted-test-key' },
+    });
+    const run = await collect(child);
+    const events = run.stdout.split('\n').filter(Boolean).map((l) => { try { return JSON.parse(l); } catch { return null; } }).filter(Boolean);
+    return { ...run, events, hooks, server, dirs, requests: server.requests };
   } finally {
     await server.close();
   }

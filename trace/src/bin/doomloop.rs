@@ -189,10 +189,10 @@ fn main() -> ExitCode {
     }
 }
 
-/// `doomloop hook claude-code|gemini-cli …`: a hook an agent runs.
+/// `doomloop hook claude-code|gemini-cli|codex …`: a hook an agent runs.
 fn is_hook_run() -> bool {
     let args: Vec<_> = std::env::args_os().skip(1).take(2).collect();
-    args.len() == 2 && args[0] == "hook" && (args[1] == "claude-code" || args[1] == "gemini-cli")
+    args.len() == 2 && args[0] == "hook" && (args[1] == "claude-code" || args[1] == "gemini-cli" || args[1] == "codex")
 }
 
 /// Help and version go to stdout (exit 0, or the output failure's

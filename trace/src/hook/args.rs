@@ -18,6 +18,8 @@ pub enum HookCommand {
     /// Answer one Gemini CLI hook event (JSON on stdin); Gemini CLI runs this
     #[command(name = "gemini-cli")]
     GeminiCli(RunArgs),
+    /// Answer one Codex CLI hook event (JSON on stdin); Codex runs this
+    Codex(RunArgs),
     /// Print or merge the settings entry that makes an agent run the hook
     Install(InstallArgs),
 }
@@ -40,6 +42,8 @@ pub enum AgentName {
     ClaudeCode,
     /// Gemini CLI
     GeminiCli,
+    /// Codex CLI
+    Codex,
 }
 
 /// `doomloop hook install`.
@@ -48,10 +52,10 @@ pub struct InstallArgs {
     /// The agent
     #[arg(value_enum)]
     pub agent: AgentName,
-    /// The user's settings (~/.claude/settings.json, ~/.gemini/settings.json; the default)
+    /// The user's settings (~/.claude/settings.json, ~/.gemini/settings.json, $CODEX_HOME or ~/.codex/hooks.json; the default)
     #[arg(long, conflicts_with = "project")]
     pub user: bool,
-    /// The project's settings (.claude/settings.json, .gemini/settings.json in the current directory)
+    /// The project's settings (.claude/settings.json, .gemini/settings.json, .codex/hooks.json in the current directory)
     #[arg(long)]
     pub project: bool,
     /// Print the merged settings instead of writing them
@@ -109,6 +113,7 @@ pub fn main(
     match command {
         HookCommand::ClaudeCode(args) => hook(Agent::ClaudeCode, &args, stdin, out, err),
         HookCommand::GeminiCli(args) => hook(Agent::GeminiCli, &args, stdin, out, err),
+        HookCommand::Codex(args) => hook(Agent::Codex, &args, stdin, out, err),
         HookCommand::Install(args) => return install_main(&args, out),
     }
     Ok(())
@@ -163,6 +168,7 @@ fn install_main(args: &InstallArgs, out: &mut impl Write) -> Result<(), String> 
     let agent = match args.agent {
         AgentName::ClaudeCode => Agent::ClaudeCode,
         AgentName::GeminiCli => Agent::GeminiCli,
+        AgentName::Codex => Agent::Codex,
     };
     if let Some(text) = &args.run.option {
         crate::cli::read_json(text, "--option")?;
@@ -183,9 +189,11 @@ fn install_main(args: &InstallArgs, out: &mut impl Write) -> Result<(), String> 
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot tell the current directory: {e}"))?;
-    let path = match (scope, &home) {
-        (Scope::User, None) => return Err("HOME is not set; use --project or --print".into()),
-        (_, home) => install::settings_path(
+    let codex_home = std::env::var_os("CODEX_HOME").filter(|v| !v.is_empty()).map(PathBuf::from);
+    let path = match (scope, &home, &codex_home) {
+        (Scope::User, _, Some(codex_home)) if agent == Agent::Codex => install::codex_user_hooks(codex_home),
+        (Scope::User, None, _) => return Err("HOME is not set; use --project or --print".into()),
+        (_, home, _) => install::settings_path(
             agent,
             scope,
             home.as_deref().unwrap_or(Path::new("/")),
@@ -207,5 +215,9 @@ fn install_main(args: &InstallArgs, out: &mut impl Write) -> Result<(), String> 
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     super::store::write(&path, &text)?;
-    writeln!(out, "{}: runs `{command}`", path.display()).map_err(|e| e.to_string())
+    writeln!(out, "{}: runs `{command}`", path.display()).map_err(|e| e.to_string())?;
+    match install::next_step(agent) {
+        Some(step) => writeln!(out, "{step}").map_err(|e| e.to_string()),
+        None => Ok(()),
+    }
 }

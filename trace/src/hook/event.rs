@@ -1,12 +1,15 @@
-//! The hook events of Claude Code and Gemini CLI, read into one shape.
+//! The hook events of Claude Code, Gemini CLI and Codex CLI, read into one shape.
 //!
-//! Both agents run a command with one JSON object on stdin per event. The
+//! All three agents run a command with one JSON object on stdin per event. The
 //! fields read here are the ones each agent's own source writes (Claude
 //! Code 2.1: `session_id`, `transcript_path`, `hook_event_name`,
 //! `tool_name`, `tool_input`, `tool_use_id`, `tool_response`, `error`;
 //! `tool_calls` of `PostToolBatch`; Gemini CLI 0.61 `HookEventHandler`: `session_id`, `transcript_path`,
-//! `hook_event_name`, `tool_name`, `tool_input`, `tool_response`); every
-//! other field is ignored, so newer versions that add fields still read.
+//! `hook_event_name`, `tool_name`, `tool_input`, `tool_response`; Codex
+//! CLI 0.169 `codex-rs/hooks`: `session_id`, `turn_id`, `transcript_path`,
+//! `hook_event_name`, `tool_name`, `tool_input`, `tool_use_id`,
+//! `tool_response`); every other field is ignored, so newer versions that
+//! add fields still read.
 
 use doom_loop::json::Value;
 
@@ -17,6 +20,8 @@ pub enum Agent {
     ClaudeCode,
     /// Google's Gemini CLI (`@google/gemini-cli`).
     GeminiCli,
+    /// OpenAI's Codex CLI (`@openai/codex`).
+    Codex,
 }
 
 impl Agent {
@@ -25,6 +30,7 @@ impl Agent {
         match self {
             Agent::ClaudeCode => "claude-code",
             Agent::GeminiCli => "gemini-cli",
+            Agent::Codex => "codex",
         }
     }
 
@@ -33,6 +39,7 @@ impl Agent {
         match name {
             "claude-code" => Some(Agent::ClaudeCode),
             "gemini-cli" => Some(Agent::GeminiCli),
+            "codex" => Some(Agent::Codex),
             _ => None,
         }
     }
@@ -45,8 +52,9 @@ pub enum Kind {
     SessionStart,
     /// The user sent a prompt: a new user turn.
     UserTurn,
-    /// Gemini CLI is about to send a model request (`BeforeModel`): the
-    /// calls so far were one response; those that follow belong to the next.
+    /// The agent is about to send a model request (Gemini CLI's
+    /// `BeforeModel`, Codex's `PreModelRequest`): the calls so far were one
+    /// response; those that follow belong to the next.
     ModelRequest,
     /// Claude Code's `PostToolBatch`: every call of one assistant message
     /// has resolved, before the next model request — the end of a round,
@@ -57,7 +65,7 @@ pub enum Kind {
     },
     /// A tool call is about to run (`PreToolUse`, `BeforeTool`).
     BeforeTool {
-        /// Claude Code's `tool_use_id` (Gemini CLI sends none).
+        /// Claude Code's and Codex's `tool_use_id` (Gemini CLI sends none).
         id: Option<String>,
         /// The tool.
         tool: String,
@@ -66,7 +74,7 @@ pub enum Kind {
     },
     /// A tool call returned (`PostToolUse`, `PostToolUseFailure`, `AfterTool`).
     AfterTool {
-        /// Claude Code's `tool_use_id`.
+        /// Claude Code's and Codex's `tool_use_id`.
         id: Option<String>,
         /// The tool.
         tool: String,
@@ -136,10 +144,10 @@ pub fn parse_event(agent: Agent, value: &Value) -> Result<Event, String> {
     let id = || text(object, "tool_use_id").filter(|id| !id.is_empty());
     let kind = match (agent, name.as_str()) {
         (_, "SessionStart") => Kind::SessionStart,
-        (Agent::ClaudeCode, "UserPromptSubmit") | (Agent::GeminiCli, "BeforeAgent") => {
+        (Agent::ClaudeCode | Agent::Codex, "UserPromptSubmit") | (Agent::GeminiCli, "BeforeAgent") => {
             Kind::UserTurn
         }
-        (Agent::GeminiCli, "BeforeModel") => Kind::ModelRequest,
+        (Agent::GeminiCli, "BeforeModel") | (Agent::Codex, "PreModelRequest") => Kind::ModelRequest,
         (Agent::ClaudeCode, "PostToolBatch") => Kind::Batch {
             results: match object.get("tool_calls") {
                 Some(Value::Array(calls)) => calls
@@ -153,12 +161,14 @@ pub fn parse_event(agent: Agent, value: &Value) -> Result<Event, String> {
                 _ => return Err("the PostToolBatch event has no `tool_calls` array".into()),
             },
         },
-        (Agent::ClaudeCode, "PreToolUse") | (Agent::GeminiCli, "BeforeTool") => Kind::BeforeTool {
+        (Agent::ClaudeCode | Agent::Codex, "PreToolUse") | (Agent::GeminiCli, "BeforeTool") => Kind::BeforeTool {
             id: id(),
             tool: tool()?,
             input: input(),
         },
-        (Agent::ClaudeCode, "PostToolUse") => Kind::AfterTool {
+        // Codex sends what the tool printed (its shell tool: the output
+        // alone, no exit status), so a failure reads as its text.
+        (Agent::ClaudeCode | Agent::Codex, "PostToolUse") => Kind::AfterTool {
             id: id(),
             tool: tool()?,
             input: input(),

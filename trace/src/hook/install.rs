@@ -9,7 +9,12 @@
 //! Gemini CLI: `~/.gemini/settings.json` or `.gemini/settings.json`,
 //! events `BeforeTool`, `AfterTool` (matcher `*`), `BeforeModel` (where a
 //! model response, and so a round, begins) and `BeforeAgent`.
-//! Both read the same shape: `hooks.EVENT = [{matcher, hooks: [{type:
+//! Codex CLI: `$CODEX_HOME/hooks.json` (else `~/.codex/hooks.json`) or
+//! `.codex/hooks.json`, events `PreToolUse`, `PostToolUse` (matcher `*`),
+//! `PreModelRequest` (a round's end) and `UserPromptSubmit`; its `hooks`
+//! feature is on by default in 0.169, but it runs a user's or project's
+//! hook only once the user has reviewed it (the install says so).
+//! All three read the same shape: `hooks.EVENT = [{matcher, hooks: [{type:
 //! "command", command}]}]`.
 
 use std::path::{Path, PathBuf};
@@ -44,18 +49,43 @@ pub fn events(agent: Agent) -> &'static [(&'static str, bool)] {
             ("BeforeModel", false),
             ("BeforeAgent", false),
         ],
+        Agent::Codex => &[
+            ("PreToolUse", true),
+            ("PostToolUse", true),
+            ("PreModelRequest", false),
+            ("UserPromptSubmit", false),
+        ],
     }
 }
 
-/// The settings file of `agent` in `scope` (`home`: the user's home; `cwd`: the project).
+/// The settings file of `agent` in `scope` (`home`: the user's home; `cwd`:
+/// the project). Codex's user file is in `CODEX_HOME` when that is set
+/// ([`codex_user_hooks`]).
 pub fn settings_path(agent: Agent, scope: Scope, home: &Path, cwd: &Path) -> PathBuf {
-    let dir = match agent {
-        Agent::ClaudeCode => ".claude",
-        Agent::GeminiCli => ".gemini",
+    let (dir, file) = match agent {
+        Agent::ClaudeCode => (".claude", "settings.json"),
+        Agent::GeminiCli => (".gemini", "settings.json"),
+        Agent::Codex => (".codex", "hooks.json"),
     };
     match scope {
-        Scope::User => home.join(dir).join("settings.json"),
-        Scope::Project => cwd.join(dir).join("settings.json"),
+        Scope::User => home.join(dir).join(file),
+        Scope::Project => cwd.join(dir).join(file),
+    }
+}
+
+/// Codex's user hooks file when `CODEX_HOME` is set: `$CODEX_HOME/hooks.json`
+/// (Codex reads its user configuration there instead of `~/.codex`).
+pub fn codex_user_hooks(codex_home: &Path) -> PathBuf {
+    codex_home.join("hooks.json")
+}
+
+/// What the user must do after the install before the agent runs the hook.
+pub fn next_step(agent: Agent) -> Option<&'static str> {
+    match agent {
+        Agent::Codex => Some(
+            "Codex runs a new hook only after you review it: start `codex` and trust the doomloop hooks it lists as needing review (automation that vets its hooks can pass `codex exec --dangerously-bypass-hook-trust`)",
+        ),
+        Agent::ClaudeCode | Agent::GeminiCli => None,
     }
 }
 

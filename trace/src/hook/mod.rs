@@ -16,7 +16,8 @@
 //! has streamed) joins its round instead of starting a new one. Parallel
 //! identical calls of one message therefore count once. Where a round ends
 //! each agent says: Claude Code's `PostToolBatch` (every call of the message
-//! resolved, before the next model request), Gemini CLI's `BeforeModel`.
+//! resolved, before the next model request), Gemini CLI's `BeforeModel`,
+//! Codex's `PreModelRequest`.
 
 pub mod args;
 pub mod event;
@@ -77,6 +78,10 @@ pub fn default_loop_keys(agent: Agent) -> Object {
     let (tool, names): (&str, &[&str]) = match agent {
         Agent::ClaudeCode => ("Bash", &["command", "run_in_background"]),
         Agent::GeminiCli => ("run_shell_command", &["command", "dir_path", "is_background"]),
+        // Codex 0.169 names every shell call `Bash` and sends `command`
+        // alone; `workdir` is kept in case a later version sends it too
+        // (the model's `justification` text never is identity).
+        Agent::Codex => ("Bash", &["command", "workdir"]),
     };
     Object::from_entries(vec![(s(tool), fields(names))])
 }
@@ -343,7 +348,7 @@ impl Context<'_> {
         let index = match round
             .calls
             .iter()
-            .position(|c| c.id == id && self.agent == Agent::ClaudeCode)
+            .position(|c| c.id == id && self.agent != Agent::GeminiCli)
         {
             Some(index) => index,
             None if round.calls.len() >= MAX_ROUND_CALLS => {
@@ -521,6 +526,34 @@ fn render(agent: Agent, event_name: &str, reply: &Reply) -> String {
         }
         (Agent::GeminiCli, Reply::Guide(message)) => {
             out.push_str("{\"hookSpecificOutput\":{");
+            push_field(&mut out, "additionalContext", message);
+            out.push_str("}}");
+        }
+        // Codex reads no answer at `PreModelRequest` and rejects
+        // `continue: false` at `PreToolUse` (the call would then run): a
+        // halt refuses each call before it runs, and at `PostToolUse`
+        // replaces the result with the stop verdict (`continue: false`,
+        // which in 0.169 does not end the turn — docs/limits.md).
+        (Agent::Codex, _) if event_name == "PreModelRequest" || event_name == "UserPromptSubmit" => return out,
+        (Agent::Codex, Reply::Refuse(message)) => {
+            out.push_str("{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",");
+            push_field(&mut out, "permissionDecisionReason", message);
+            out.push_str("}}");
+        }
+        (Agent::Codex, Reply::Halt(message)) if event_name == "PreToolUse" => {
+            out.push('{');
+            push_field(&mut out, "systemMessage", message);
+            out.push_str(",\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",");
+            push_field(&mut out, "permissionDecisionReason", message);
+            out.push_str("}}");
+        }
+        (Agent::Codex, Reply::Halt(message)) => {
+            out.push_str("{\"continue\":false,");
+            push_field(&mut out, "stopReason", message);
+            out.push('}');
+        }
+        (Agent::Codex, Reply::Guide(message)) => {
+            out.push_str("{\"hookSpecificOutput\":{\"hookEventName\":\"PostToolUse\",");
             push_field(&mut out, "additionalContext", message);
             out.push_str("}}");
         }
