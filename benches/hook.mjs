@@ -4,6 +4,8 @@
 // what the hook adds to every tool call. The session's state is a realistic
 // one: 40 earlier rounds over 20 distinct calls, then PreToolUse and
 // PostToolBatch alternate (each PreToolUse starts a round, folding the last).
+// Then `doomloop hook codex` the same way, whose round takes three events
+// (PreModelRequest ends the last round, PreToolUse, PostToolUse).
 //
 //   node benches/hook.mjs [ITERATIONS]     (default 300; needs target/release/doomloop)
 import { spawnSync } from 'node:child_process';
@@ -33,14 +35,29 @@ const run = (cmd, argv, input) => {
   if (r.status !== 0 || (r.stderr && r.stderr.length)) throw new Error(`${cmd}: ${r.status} ${r.stderr}`);
   return ms;
 };
-for (let i = 0; i < 40; i++) { run(doomloop, args, pre(i)); run(doomloop, args, batch(i)); }
+const codexDir = mkdtempSync(join(tmpdir(), 'doomloop-hook-bench-codex-'));
+const codexArgs = ['hook', 'codex', '--state-dir', codexDir];
+const codexEvent = (name, i, extra = {}) => JSON.stringify({
+  session_id: session, turn_id: 'turn-1', transcript_path: null, cwd: '/tmp', hook_event_name: name, model: 'm', ...extra,
+  ...(name === 'PreModelRequest' ? {} : { tool_name: 'Bash', tool_input: { command: `cat file-${i % 20}.txt` }, tool_use_id: `call_${i}` }),
+});
+const codexModel = (i) => codexEvent('PreModelRequest', i);
+const codexPre = (i) => codexEvent('PreToolUse', i, { permission_mode: 'bypassPermissions' });
+const codexPost = (i) => codexEvent('PostToolUse', i, { permission_mode: 'bypassPermissions', tool_response: `contents of file ${i % 20}\n`.repeat(20) });
+for (let i = 0; i < 40; i++) {
+  run(doomloop, args, pre(i)); run(doomloop, args, batch(i));
+  run(doomloop, codexArgs, codexModel(i)); run(doomloop, codexArgs, codexPre(i)); run(doomloop, codexArgs, codexPost(i));
+}
 
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
-const hookPre = [], hookBatch = [], base = [];
+const hookPre = [], hookBatch = [], base = [], codex = { model: [], pre: [], post: [] };
 for (let i = 40; i < 40 + n; i++) {
   base.push(run('true', [], pre(i)));
   hookPre.push(run(doomloop, args, pre(i)));
   hookBatch.push(run(doomloop, args, batch(i)));
+  codex.model.push(run(doomloop, codexArgs, codexModel(i)));
+  codex.pre.push(run(doomloop, codexArgs, codexPre(i)));
+  codex.post.push(run(doomloop, codexArgs, codexPost(i)));
 }
 // CPU time (user + sys of the children, from bash's `times`): what a busy
 // machine's scheduling delay does not inflate, unlike the wall time above.
@@ -61,8 +78,12 @@ const rows = [
   ['true (baseline process)', b],
   ['doomloop hook claude-code, PreToolUse', median(hookPre)],
   ['doomloop hook claude-code, PostToolBatch', median(hookBatch)],
+  ['doomloop hook codex, PreModelRequest', median(codex.model)],
+  ['doomloop hook codex, PreToolUse', median(codex.pre)],
+  ['doomloop hook codex, PostToolUse', median(codex.post)],
 ];
 console.log(`hook invocation, median of ${n} (spawnSync, event on stdin)`);
 for (const [name, ms] of rows) console.log(`  ${name.padEnd(44)} ${ms.toFixed(2)} ms${ms === b ? '' : `   (+${(ms - b).toFixed(2)} ms)`}`);
 console.log(`  CPU per invocation (user+sys): /bin/true ${cpuTrue.toFixed(2)} ms, doomloop hook ${cpuHook.toFixed(2)} ms   (+${(cpuHook - cpuTrue).toFixed(2)} ms)`);
-console.log(`  state file after ${40 + n} rounds: ${size} bytes`);
+const codexFile = readdirSync(codexDir).find((f) => f.endsWith('.json'));
+console.log(`  state file after ${40 + n} rounds: ${size} bytes (claude-code), ${statSync(join(codexDir, codexFile)).size} bytes (codex)`);

@@ -1,9 +1,10 @@
 //! `doomloop hook`'s decision on arbitrary input: an event (any bytes) and
-//! a state file (any bytes), for either agent.
+//! a state file (any bytes), for each agent.
 //!
 //! The input is split at the first NUL: before it the event, after it the
-//! state file's text (none when there is no NUL); the first byte's low bit
-//! picks the agent. Invariants:
+//! state file's text (none when there is no NUL); the first byte picks the
+//! agent (odd: Gemini CLI; else its bit 1: Codex CLI, as a leading `\n`
+//! has; else Claude Code, as a leading space or `{`… has). Invariants:
 //! - never panics, whatever the event or the state file;
 //! - an event that reads is decided, and the state it leaves loads again
 //!   without a "starting over" warning (a hook never writes a state file
@@ -16,7 +17,11 @@ use doom_loop_trace::hook::{default_option, read_event, step, Agent};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let agent = if data.first().is_some_and(|b| b & 1 == 1) { Agent::GeminiCli } else { Agent::ClaudeCode };
+    let agent = match data.first().map_or(0, |b| b & 3) {
+        1 | 3 => Agent::GeminiCli,
+        2 => Agent::Codex,
+        _ => Agent::ClaudeCode,
+    };
     let (event, state) = match data.iter().position(|&b| b == 0) {
         Some(at) => (&data[..at], Some(String::from_utf8_lossy(&data[at + 1..]).into_owned())),
         None => (data, None),

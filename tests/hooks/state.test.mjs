@@ -38,14 +38,14 @@ test('bad input allows the call with one line on stderr, exit 0', { skip }, () =
     ['{"session_id":"s","hook_event_name":"SomethingNew"}', /SomethingNew event/],
     ['', /not JSON/],
   ]) {
-    for (const agent of ['claude-code', 'gemini-cli']) {
+    for (const agent of ['claude-code', 'gemini-cli', 'codex']) {
       const r = hook(dir, typeof input === 'function' ? input(agent) : input, agent);
       assert.equal(r.stdout, agent === 'gemini-cli' ? '{}\n' : '', `${agent} ${input}`);
       assert.equal(warnings(r).length, 1, r.stderr);
       assert.match(r.stderr, why);
     }
   }
-  // A bad command line is not exit 2 (which both agents read as "block").
+  // A bad command line is not exit 2 (which every agent reads as "block").
   const r = spawnSync(doomloop, ['hook', 'claude-code', '--no-such-flag'], { input: pre('s', 't'), encoding: 'utf8' });
   assert.equal(r.status, 0);
   assert.equal(r.stdout, '');

@@ -174,6 +174,71 @@ fn gemini_cli_rounds_end_at_before_model() {
     assert!(answers[3].starts_with(r#"{"decision":"deny","reason":"Doom loop suspected"#), "{}", answers[3]);
 }
 
+fn codex(event: &str, id: &str, command: &str, output: Option<&str>) -> String {
+    let response = output.map_or(String::new(), |o| format!(r#","tool_response":"{o}""#));
+    format!(
+        r#"{{"session_id":"c","turn_id":"t","hook_event_name":"{event}","model":"m","tool_name":"Bash","tool_input":{{"command":"{command}"}},"tool_use_id":"{id}"{response}}}"#
+    )
+}
+
+const CODEX_MODEL: &str = r#"{"session_id":"c","turn_id":"t","hook_event_name":"PreModelRequest","model":"m"}"#;
+
+/// Codex 0.169: a round ends at `PreModelRequest`; a refusal is a
+/// `PreToolUse` deny; a halt never answers `continue: false` at
+/// `PreToolUse` (Codex rejects it there and would run the call), only at
+/// `PostToolUse`; `PreModelRequest` gets no answer.
+#[test]
+fn codex_rounds_end_at_pre_model_request_and_a_halt_is_a_deny_at_pre_tool_use() {
+    let mut session = Session::with_option(Agent::Codex, "true");
+    let mut answers = Vec::new();
+    assert_eq!(session.send(CODEX_MODEL), "");
+    // Round 1: two parallel identical calls (both start before either returns); then one a round.
+    let mut n = 0;
+    for calls in [2, 1, 1, 1, 1, 1, 1] {
+        let ids: Vec<String> = (0..calls).map(|i| format!("call_{n}_{i}")).collect();
+        for id in &ids {
+            answers.push(session.send(&codex("PreToolUse", id, "cat x", None)));
+        }
+        for id in &ids {
+            if decision(answers.last().unwrap()).is_none() {
+                assert_eq!(session.send(&codex("PostToolUse", id, "cat x", Some("cat: x: No such file or directory\\n"))), "");
+            }
+        }
+        assert_eq!(session.send(CODEX_MODEL), "", "PreModelRequest is never answered");
+        n += 1;
+    }
+    assert_eq!(&answers[..3], &["", "", ""]);
+    for answer in &answers[3..] {
+        assert_eq!(decision(answer).as_deref(), Some("deny"), "{answer}");
+        assert!(!answer.contains("continue"), "{answer}");
+    }
+    // Rounds 3..5 are refused (block), round 6 reaches the stop: a deny with the verdict, shown to the user too.
+    assert!(!answers[5].contains("systemMessage"), "{}", answers[5]);
+    assert!(answers[6].contains(r#""systemMessage":"Doom loop suspected"#), "{}", answers[6]);
+    assert!(answers[7].contains("invoked in 6 consecutive rounds"), "{}", answers[7]);
+    // A user prompt lifts the halt.
+    assert_eq!(session.send(r#"{"session_id":"c","turn_id":"u","hook_event_name":"UserPromptSubmit","prompt":"go on"}"#), "");
+    assert_eq!(session.send(CODEX_MODEL), "");
+    assert_eq!(decision(&session.send(&codex("PreToolUse", "later", "ls", None))), None);
+}
+
+#[test]
+fn codex_halt_after_a_result_replaces_it_with_the_stop_verdict() {
+    // Stop at the second call, refuse nothing before: the second call's
+    // PreToolUse halts; a parallel call that already ran gets the verdict
+    // in place of its result at PostToolUse.
+    let mut session = Session::with_option(Agent::Codex, r#"{"ladder":{"observe":false,"steer":false,"block":false,"stop":2}}"#);
+    session.send(CODEX_MODEL);
+    assert_eq!(session.send(&codex("PreToolUse", "a", "cat x", None)), "");
+    session.send(&codex("PostToolUse", "a", "cat x", Some("no such file")));
+    session.send(CODEX_MODEL);
+    assert_eq!(session.send(&codex("PreToolUse", "b", "ls", None)), "");
+    let halted = session.send(&codex("PreToolUse", "c", "cat x", None));
+    assert_eq!(decision(&halted).as_deref(), Some("deny"), "{halted}");
+    let after = session.send(&codex("PostToolUse", "b", "ls", Some("x")));
+    assert!(after.starts_with(r#"{"continue":false,"stopReason":"Doom loop suspected"#), "{after}");
+}
+
 #[test]
 fn install_merges_without_losing_the_users_hooks() {
     let existing = r#"{"model":"opus","hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"audit"}]}]}}"#;
