@@ -142,8 +142,11 @@ export async function runCodex(script, { files, hookArgs = [], prompt = 'Do the 
       '-m', 'gpt-5.1-codex',
       '-c', 'model_provider="scripted"',
       ...provider('name', 'scripted'), ...provider('base_url', server.url), ...provider('wire_api', 'responses'), ...provider('env_key', 'SCRIPTED_API_KEY'),
-      // Nothing but the scripted server to talk to: no update check, no analytics.
+      // Nothing but the scripted server to talk to: no update check, no
+      // analytics, no plugin marketplace sync (0.169 runs `git ls-remote
+      // https://github.com/openai/plugins.git` at start otherwise) nor apps.
       '-c', 'check_for_update_on_startup=false', '-c', 'analytics.enabled=false',
+      '--disable', 'plugins', '--disable', 'remote_plugin', '--disable', 'apps',
       prompt,
     ], {
       cwd: dirs.scratch,

@@ -193,8 +193,7 @@ fn codex_rounds_end_at_pre_model_request_and_a_halt_is_a_deny_at_pre_tool_use() 
     let mut answers = Vec::new();
     assert_eq!(session.send(CODEX_MODEL), "");
     // Round 1: two parallel identical calls (both start before either returns); then one a round.
-    let mut n = 0;
-    for calls in [2, 1, 1, 1, 1, 1, 1] {
+    for (n, calls) in [2, 1, 1, 1, 1, 1, 1].into_iter().enumerate() {
         let ids: Vec<String> = (0..calls).map(|i| format!("call_{n}_{i}")).collect();
         for id in &ids {
             answers.push(session.send(&codex("PreToolUse", id, "cat x", None)));
@@ -205,7 +204,6 @@ fn codex_rounds_end_at_pre_model_request_and_a_halt_is_a_deny_at_pre_tool_use() 
             }
         }
         assert_eq!(session.send(CODEX_MODEL), "", "PreModelRequest is never answered");
-        n += 1;
     }
     assert_eq!(&answers[..3], &["", "", ""]);
     for answer in &answers[3..] {
