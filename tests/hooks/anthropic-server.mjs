@@ -15,7 +15,7 @@
 // A turn is { text?, calls?: [{ name, input, id? }] } or a string (text only).
 // A turn with calls ends with stop_reason "tool_use", otherwise "end_turn".
 
-import http from 'node:http';
+import { sendJson, startScriptedServer } from './scripted-server.mjs';
 
 /**
  * The tool_result blocks of the last user message of a request (what the
@@ -37,71 +37,42 @@ function sse(res, event, data) {
   res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
+function utility(method, path) {
+  if (method === 'POST' && path.endsWith('/count_tokens')) return { body: { input_tokens: 10 } };
+  if (method !== 'POST' || !path.endsWith('/v1/messages')) {
+    return { status: 404, body: { type: 'error', error: { type: 'not_found_error', message: `no ${method} ${path}` } } };
+  }
+  return null;
+}
+
 export async function startAnthropicServer(script) {
-  const requests = [];
-  let turn = 0;
   let idSeq = 0;
-  const server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', async () => {
-      let body = null;
-      try { body = JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null'); } catch { body = null; }
-      const path = (req.url || '').split('?')[0];
-      if (req.method === 'POST' && path.endsWith('/count_tokens')) {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ input_tokens: 10 }));
-        return;
-      }
-      if (req.method !== 'POST' || !path.endsWith('/v1/messages')) {
-        res.writeHead(404, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: `no ${req.method} ${path}` } }));
-        return;
-      }
-      const main = Array.isArray(body?.tools) && body.tools.some((t) => t && t.name === 'Bash');
-      let answer;
-      if (main) {
-        requests.push(body);
-        try { answer = await script(body, turn++); } catch (e) { answer = `script error: ${e && e.message}`; }
+  const respond = async (res, answer, { body }) => {
+    const content = [];
+    if (answer.text) content.push({ type: 'text', text: answer.text });
+    for (const c of answer.calls || []) content.push({ type: 'tool_use', id: c.id || `toolu_${String(++idSeq).padStart(4, '0')}`, name: c.name, input: c.input || {} });
+    const stop = (answer.calls || []).length ? 'tool_use' : 'end_turn';
+    const message = { id: `msg_${String(++idSeq).padStart(4, '0')}`, type: 'message', role: 'assistant', model: body?.model || 'scripted', content, stop_reason: stop, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 5 } };
+    if (!body?.stream) return sendJson(res, 200, message);
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    sse(res, 'message_start', { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } } });
+    for (let index = 0; index < content.length; index++) {
+      const block = content[index];
+      if (index > 0 && answer.blockDelayMs) await new Promise((r) => setTimeout(r, answer.blockDelayMs));
+      if (block.type === 'text') {
+        sse(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
+        sse(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: block.text } });
       } else {
-        answer = 'ok';
+        sse(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
+        sse(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } });
       }
-      if (typeof answer === 'string') answer = { text: answer };
-      const content = [];
-      if (answer.text) content.push({ type: 'text', text: answer.text });
-      for (const c of answer.calls || []) content.push({ type: 'tool_use', id: c.id || `toolu_${String(++idSeq).padStart(4, '0')}`, name: c.name, input: c.input || {} });
-      const stop = (answer.calls || []).length ? 'tool_use' : 'end_turn';
-      const message = { id: `msg_${String(++idSeq).padStart(4, '0')}`, type: 'message', role: 'assistant', model: body?.model || 'scripted', content, stop_reason: stop, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 5 } };
-      if (!body?.stream) {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(message));
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      sse(res, 'message_start', { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } } });
-      for (let index = 0; index < content.length; index++) {
-        const block = content[index];
-        if (index > 0 && answer.blockDelayMs) await new Promise((r) => setTimeout(r, answer.blockDelayMs));
-        if (block.type === 'text') {
-          sse(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
-          sse(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: block.text } });
-        } else {
-          sse(res, 'content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
-          sse(res, 'content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } });
-        }
-        sse(res, 'content_block_stop', { type: 'content_block_stop', index });
-      }
-      sse(res, 'message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 5 } });
-      sse(res, 'message_stop', { type: 'message_stop' });
-      res.end();
-    });
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    get turns() { return turn; },
-    close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(() => resolve()); }),
+      sse(res, 'content_block_stop', { type: 'content_block_stop', index });
+    }
+    sse(res, 'message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 5 } });
+    sse(res, 'message_stop', { type: 'message_stop' });
+    res.end();
   };
+  const isMain = (body) => Array.isArray(body?.tools) && body.tools.some((t) => t && t.name === 'Bash');
+  const server = await startScriptedServer(script, { utility, isMain, sideAnswer: 'ok', respond });
+  return Object.assign(server, { url: `http://127.0.0.1:${server.port}` });
 }

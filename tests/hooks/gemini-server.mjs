@@ -10,7 +10,7 @@
 //
 // A turn is { text?, calls?: [{ name, args }] } or a string (text only).
 
-import http from 'node:http';
+import { sendJson, startScriptedServer } from './scripted-server.mjs';
 
 /** The functionResponse parts of the last user content of a request. */
 export function lastFunctionResponses(body) {
@@ -28,63 +28,36 @@ function declaredNames(body) {
   return names;
 }
 
-export async function startGeminiServer(script) {
-  const requests = [];
-  const log = [];
-  let turn = 0;
-  const server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', async () => {
-      let body = null;
-      try { body = JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null'); } catch { body = null; }
-      const path = (req.url || '').split('?')[0];
-      log.push(`${req.method} ${req.url}`);
-      if (req.method === 'POST' && path.endsWith(':countTokens')) {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ totalTokens: 10 }));
-        return;
-      }
-      const stream = path.endsWith(':streamGenerateContent');
-      if (req.method !== 'POST' || !(stream || path.endsWith(':generateContent'))) {
-        res.writeHead(404, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { code: 404, message: `no ${req.method} ${path}`, status: 'NOT_FOUND' } }));
-        return;
-      }
-      const main = declaredNames(body).includes('run_shell_command');
-      let answer;
-      if (main) {
-        requests.push(body);
-        try { answer = await script(body, turn++); } catch (e) { answer = `script error: ${e && e.message}`; }
-      } else {
-        answer = { text: '{"reasoning":"scripted","next_speaker":"user"}' };
-      }
-      if (typeof answer === 'string') answer = { text: answer };
-      const parts = [];
-      if (answer.text) parts.push({ text: answer.text });
-      for (const c of answer.calls || []) parts.push({ functionCall: { name: c.name, args: c.args || {} } });
-      const response = {
-        candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
-        usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 },
-        modelVersion: 'scripted',
-      };
-      if (!stream) {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(response));
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(`data: ${JSON.stringify(response)}\r\n\r\n`);
-      res.end();
-    });
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    log,
-    get turns() { return turn; },
-    close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(() => resolve()); }),
+function utility(method, path) {
+  if (method === 'POST' && path.endsWith(':countTokens')) return { body: { totalTokens: 10 } };
+  if (method !== 'POST' || !(path.endsWith(':streamGenerateContent') || path.endsWith(':generateContent'))) {
+    return { status: 404, body: { error: { code: 404, message: `no ${method} ${path}`, status: 'NOT_FOUND' } } };
+  }
+  return null;
+}
+
+function respond(res, answer, { path }) {
+  const stream = path.endsWith(':streamGenerateContent');
+  const parts = [];
+  if (answer.text) parts.push({ text: answer.text });
+  for (const c of answer.calls || []) parts.push({ functionCall: { name: c.name, args: c.args || {} } });
+  const response = {
+    candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
+    usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 },
+    modelVersion: 'scripted',
   };
+  if (!stream) return sendJson(res, 200, response);
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.write(`data: ${JSON.stringify(response)}\r\n\r\n`);
+  res.end();
+}
+
+export async function startGeminiServer(script) {
+  const server = await startScriptedServer(script, {
+    utility,
+    isMain: (body) => declaredNames(body).includes('run_shell_command'),
+    sideAnswer: { text: '{"reasoning":"scripted","next_speaker":"user"}' },
+    respond,
+  });
+  return Object.assign(server, { url: `http://127.0.0.1:${server.port}` });
 }

@@ -10,7 +10,7 @@
 //
 // A turn is { text?, calls?: [{ name, args, id? }] } or a string (text only).
 
-import http from 'node:http';
+import { startScriptedServer } from './scripted-server.mjs';
 
 /** What each call returned, by call id, in a request's input (`function_call_output` items). */
 export function callOutputs(body) {
@@ -45,72 +45,42 @@ function sse(res, data) {
   res.write(`event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
+function utility(method, path) {
+  if (method === 'GET' && path.endsWith('/models')) return { body: { object: 'list', data: [], models: [] } };
+  if (method !== 'POST' || !path.endsWith('/responses')) {
+    return { status: 404, body: { error: { message: `no ${method} ${path}`, type: 'not_found' } } };
+  }
+  return null;
+}
+
 export async function startResponsesServer(script) {
-  const requests = [];
   /** Per main-loop turn: the call ids the scripted response issued. */
   const issued = [];
-  const log = [];
-  let turn = 0;
   let seq = 0;
-  const server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', async () => {
-      let body = null;
-      try { body = JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null'); } catch { body = null; }
-      const path = (req.url || '').split('?')[0];
-      log.push(`${req.method} ${path}`);
-      if (req.method === 'GET' && path.endsWith('/models')) {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ object: 'list', data: [], models: [] }));
-        return;
-      }
-      if (req.method !== 'POST' || !path.endsWith('/responses')) {
-        res.writeHead(404, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: `no ${req.method} ${path}`, type: 'not_found' } }));
-        return;
-      }
-      const main = declaredTools(body).length > 0;
-      let answer;
-      if (main) {
-        requests.push(body);
-        try { answer = await script(body, turn++); } catch (e) { answer = `script error: ${e && e.message}`; }
-      } else {
-        answer = 'scripted';
-      }
-      if (typeof answer === 'string') answer = { text: answer };
-      const id = `resp_${++seq}`;
-      const calls = (answer.calls || []).map((c, i) => ({ ...c, id: c.id || `call_${seq}_${i}` }));
-      if (main) issued.push(calls.map((c) => c.id));
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      sse(res, { type: 'response.created', response: { id } });
-      if (answer.text) {
-        sse(res, {
-          type: 'response.output_item.done',
-          item: { type: 'message', role: 'assistant', id: `msg_${seq}`, content: [{ type: 'output_text', text: answer.text }] },
-        });
-      }
-      calls.forEach((c, i) => {
-        sse(res, {
-          type: 'response.output_item.done',
-          item: { type: 'function_call', id: `fc_${seq}_${i}`, call_id: c.id, name: c.name, arguments: JSON.stringify(c.args || {}) },
-        });
-      });
+  const respond = (res, answer, { main }) => {
+    const id = `resp_${++seq}`;
+    const calls = (answer.calls || []).map((c, i) => ({ ...c, id: c.id || `call_${seq}_${i}` }));
+    if (main) issued.push(calls.map((c) => c.id));
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    sse(res, { type: 'response.created', response: { id } });
+    if (answer.text) {
       sse(res, {
-        type: 'response.completed',
-        response: { id, usage: { input_tokens: 10, input_tokens_details: null, output_tokens: 5, output_tokens_details: null, total_tokens: 15 } },
+        type: 'response.output_item.done',
+        item: { type: 'message', role: 'assistant', id: `msg_${seq}`, content: [{ type: 'output_text', text: answer.text }] },
       });
-      res.end();
+    }
+    calls.forEach((c, i) => {
+      sse(res, {
+        type: 'response.output_item.done',
+        item: { type: 'function_call', id: `fc_${seq}_${i}`, call_id: c.id, name: c.name, arguments: JSON.stringify(c.args || {}) },
+      });
     });
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    requests,
-    issued,
-    log,
-    get turns() { return turn; },
-    close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(() => resolve()); }),
+    sse(res, {
+      type: 'response.completed',
+      response: { id, usage: { input_tokens: 10, input_tokens_details: null, output_tokens: 5, output_tokens_details: null, total_tokens: 15 } },
+    });
+    res.end();
   };
+  const server = await startScriptedServer(script, { utility, isMain: (body) => declaredTools(body).length > 0, sideAnswer: 'scripted', respond });
+  return Object.assign(server, { url: `http://127.0.0.1:${server.port}/v1`, issued });
 }
