@@ -7,7 +7,7 @@
 // Rust code the native binary runs (doom_loop_trace::command, in the full
 // wasm module). This file is only its host: it hands over argv and does
 // the I/O the command asks for with Node's `fs` and `process`, one method
-// each (wasm/src/cli.rs; docs/cli-frontend.md). Errors are thrown as Node
+// each (wasm/src/cli.rs; docs/cli.md). Errors are thrown as Node
 // throws them; the module words them as Rust does. Failing cleanly: no
 // stack trace on any input, a closed stdout ends quietly (141), a failing
 // stdout is reported (exit 2).
@@ -16,6 +16,7 @@ import {
   writeFileSync, writeSync, chmodSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
@@ -87,7 +88,9 @@ const host = {
   readStdin: () => readFileSync(0),
   env: (name) => process.env[name],
   cwd: () => process.cwd(),
-  program: () => [process.execPath, fileURLToPath(import.meta.url)],
+  // As invoked: the `doomloop` bin link under npm (what `hook install`
+  // writes, and recognises on a second run), else this file.
+  program: () => [process.execPath, resolve(process.argv[1] ?? fileURLToPath(import.meta.url))],
   pid: () => process.pid,
   now: () => Date.now(),
   sleep: (ms) => Atomics.wait(sleeper, 0, 0, ms),

@@ -4,7 +4,7 @@
 //! over [`crate::host::NativeHost`]; `npx doomloop` runs the same code
 //! compiled to wasm over Node's `fs` and `process` (`js/cli.mjs`), so help,
 //! usage, errors and exit codes come from this one clap definition in both
-//! (`docs/cli-frontend.md`; docs/cli.md has the usage and exit codes).
+//! (docs/cli.md: the usage, the exit codes and the host interface).
 //!
 //! Failing cleanly is part of the interface: every argv is parsed as
 //! `OsString` (a non-UTF-8 argument is a usage error naming it, never a

@@ -8,7 +8,7 @@
 //! against [`Host`]. The native binary runs it over [`NativeHost`]
 //! (`std::fs`, `std::io`); the npm package's `npx doomloop` runs the very
 //! same code compiled to wasm over a host whose methods are Node's `fs` and
-//! `process` (`js/cli.mjs`, `docs/cli-frontend.md`). Code reached from the
+//! `process` (`js/cli.mjs`, `docs/cli.md`). Code reached from the
 //! command asks the host; it never calls `std::fs`, `std::env`,
 //! `SystemTime` or `thread::sleep` itself, or it would fail (or trap)
 //! under `npx`.
@@ -383,5 +383,153 @@ impl Host for NativeHost {
 
     fn stderr_is_terminal(&mut self) -> bool {
         io::stderr().is_terminal()
+    }
+}
+
+/// A host in memory: files and folders in maps, stdin from bytes, stdout
+/// and stderr into strings, a clock that advances only when slept. Tests
+/// and the fuzz target run the whole command over it; code that reached
+/// behind the host's back (`std::fs`) would find nothing there.
+#[derive(Clone, Debug, Default)]
+pub struct MemoryHost {
+    /// Files by path.
+    pub files: std::collections::BTreeMap<PathBuf, Vec<u8>>,
+    /// Folders (a file's folder need not be listed to read the file).
+    pub dirs: std::collections::BTreeSet<PathBuf>,
+    /// What stdin holds.
+    pub stdin: Vec<u8>,
+    /// The environment.
+    pub env: std::collections::BTreeMap<String, String>,
+    /// Everything written to stdout.
+    pub stdout: String,
+    /// Everything written to stderr.
+    pub stderr: String,
+    /// The clock, in milliseconds (advanced by `sleep_ms`).
+    pub now_ms: u64,
+}
+
+fn not_found() -> io::Error {
+    io::Error::new(io::ErrorKind::NotFound, "No such file or directory (os error 2)")
+}
+
+impl FileSystem for MemoryHost {
+    fn read_file(&mut self, path: &Path) -> io::Result<Vec<u8>> {
+        if self.dirs.contains(path) {
+            return Err(io::Error::other("Is a directory (os error 21)"));
+        }
+        self.files.get(path).cloned().ok_or_else(not_found)
+    }
+
+    fn open(&mut self, path: &Path) -> io::Result<Box<dyn Read>> {
+        Ok(Box::new(io::Cursor::new(self.read_file(path)?)))
+    }
+
+    fn metadata(&mut self, path: &Path, _follow: bool) -> io::Result<Metadata> {
+        let kind = if self.dirs.contains(path) {
+            FileKind::Dir
+        } else if self.files.contains_key(path) {
+            FileKind::File
+        } else {
+            return Err(not_found());
+        };
+        Ok(Metadata {
+            kind,
+            id: None,
+            modified_ms: Some(self.now_ms),
+        })
+    }
+
+    fn read_dir(&mut self, path: &Path) -> io::Result<Vec<DirEntry>> {
+        if !self.dirs.contains(path) {
+            return Err(not_found());
+        }
+        let files = self.files.keys().map(|p| (p, FileKind::File));
+        let dirs = self.dirs.iter().map(|p| (p, FileKind::Dir));
+        Ok(files
+            .chain(dirs)
+            .filter(|(p, _)| p.parent() == Some(path))
+            .filter_map(|(p, kind)| {
+                Some(DirEntry {
+                    name: p.file_name()?.to_os_string(),
+                    kind: Some(kind),
+                })
+            })
+            .collect())
+    }
+
+    fn write_file(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        self.files.insert(path.to_path_buf(), bytes.to_vec());
+        Ok(())
+    }
+
+    fn create_new(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        if self.files.contains_key(path) {
+            return Err(io::Error::new(io::ErrorKind::AlreadyExists, "File exists (os error 17)"));
+        }
+        self.write_file(path, bytes)
+    }
+
+    fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
+        let bytes = self.files.remove(from).ok_or_else(not_found)?;
+        self.files.insert(to.to_path_buf(), bytes);
+        Ok(())
+    }
+
+    fn remove_file(&mut self, path: &Path) -> io::Result<()> {
+        self.files.remove(path).map(drop).ok_or_else(not_found)
+    }
+
+    fn create_dir_all(&mut self, path: &Path, _private: bool) -> io::Result<()> {
+        for dir in path.ancestors().filter(|d| !d.as_os_str().is_empty()) {
+            self.dirs.insert(dir.to_path_buf());
+        }
+        Ok(())
+    }
+}
+
+impl Host for MemoryHost {
+    fn stdin(&mut self) -> io::Result<Box<dyn Read>> {
+        Ok(Box::new(io::Cursor::new(std::mem::take(&mut self.stdin))))
+    }
+
+    fn env_var(&mut self, name: &str) -> Option<OsString> {
+        self.env.get(name).map(OsString::from)
+    }
+
+    fn current_dir(&mut self) -> io::Result<PathBuf> {
+        Ok(PathBuf::from("/work"))
+    }
+
+    fn program(&mut self) -> io::Result<Vec<String>> {
+        Ok(vec!["/bin/doomloop".into()])
+    }
+
+    fn pid(&mut self) -> u32 {
+        1
+    }
+
+    fn now_ms(&mut self) -> u64 {
+        self.now_ms
+    }
+
+    fn sleep_ms(&mut self, ms: u64) {
+        self.now_ms += ms;
+    }
+
+    fn stdout(&mut self, text: &str) -> Result<(), OutputError> {
+        self.stdout.push_str(text);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), OutputError> {
+        Ok(())
+    }
+
+    fn stderr(&mut self, text: &str) {
+        self.stderr.push_str(text);
+    }
+
+    fn stderr_is_terminal(&mut self) -> bool {
+        false
     }
 }

@@ -2,7 +2,7 @@
 //! clap's definition, every subcommand, the folder walk, the streaming
 //! reader, the hook's locked state store, messages and exit statuses) over
 //! a JS host object whose methods are Node's `fs` and `process`
-//! (`js/cli.mjs`; the interface is in docs/cli-frontend.md). This file only
+//! (`js/cli.mjs`; the interface is in docs/cli.md). This file only
 //! forwards: each `Host` method is one call of the object's method of the
 //! same meaning, and a JS exception becomes an `io::Error` in Rust's own
 //! wording (from Node's error code), so both CLIs print the same message.
