@@ -45,4 +45,16 @@ echo '{"name":"check-bin","private":true}' > "$TMP/install/package.json"
 want="$(node -e "process.stdout.write(require('node:crypto').createHash('sha256').update('bash\\n{\"a\":1}').digest('hex'))")"
 got="$("$TMP/install/node_modules/.bin/doomloop" fingerprint bash '{"a":1}')"
 [ "$got" = "$want" ] || { echo "check-pkg: doomloop fingerprint printed '$got', expected $want" >&2; exit 1; }
+# ... and guards as a hook: the third identical call of a session is denied,
+# its state file written (the native hook's lock and store, in wasm).
+call='"tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"ID"'
+pre='{"session_id":"pkg","hook_event_name":"PreToolUse",'"$call"'}'
+batch='{"session_id":"pkg","hook_event_name":"PostToolBatch","tool_calls":[{'"$call"',"tool_response":"same"}]}'
+hook() { "$TMP/install/node_modules/.bin/doomloop" hook claude-code --state-dir "$TMP/state" --option true; }
+for id in 1 2 3; do
+  answer="$(hook <<< "${pre/ID/$id}")"
+  hook <<< "${batch/ID/$id}" >/dev/null
+done
+grep -q '"permissionDecision":"deny"' <<< "$answer" || { echo "check-pkg: doomloop hook did not deny the third call: '$answer'" >&2; exit 1; }
+[ -f "$TMP/state/claude-code-pkg.json" ] || { echo "check-pkg: doomloop hook wrote no state file" >&2; exit 1; }
 echo "check-pkg: ok ($(grep -E 'total files' <<< "$out" | sed 's/.*total files: *//') files)"

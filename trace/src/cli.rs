@@ -1,15 +1,16 @@
-//! What the two `doomloop` CLIs compute, in one place.
+//! What the `doomloop` subcommands compute from the text and bytes they
+//! read, kept apart from the command line and the I/O.
 //!
-//! The native binary and the npm package's `npx doomloop` (through the wasm
-//! binding) both call these functions with the text they read, so they
-//! accept and reject the same input with the same message — the core's
-//! own JSON reader, nesting limit included, rather than `JSON.parse` on one
-//! side — and print the same result. Each front-end keeps only what is its
-//! own: argument parsing, reading files and stdin, and exit statuses.
+//! [`crate::command`] (clap's definition and the subcommand bodies, over a
+//! [`crate::host::Host`]) calls these for both front ends — the native
+//! binary and `npx doomloop`, the same command compiled to wasm — so both
+//! accept and reject the same input with the same message (the core's own
+//! JSON reader, nesting limit included) and print the same result. They
+//! are plain functions of their input, so tests call them without a host.
 //!
-//! Errors are plain messages (the front-ends print them after
-//! `doomloop: `); a [`ReplayRun::finding`] is not an error but the
-//! `--fail-on` outcome, which the front-ends turn into exit status 1.
+//! Errors are plain messages (the command prints them after `doomloop: `);
+//! a [`ReplayRun::finding`] is not an error but the `--fail-on` outcome,
+//! which the command turns into exit status 1.
 
 use doom_loop::config::{recommended_doom_loop_option, resolve_doom_loop_option};
 use doom_loop::json::{parse, Value};
@@ -251,18 +252,6 @@ pub fn reached(timeline: &Timeline, rung: Action) -> Option<String> {
             )
         })
     })
-}
-
-/// The `--fail-on` rung named `name` (`block` or `stop`).
-///
-/// # Errors
-/// Any other name.
-pub fn fail_on_rung(name: &str) -> Result<Action, String> {
-    match name {
-        "block" => Ok(Action::Block),
-        "stop" => Ok(Action::Stop),
-        other => Err(format!("--fail-on takes block or stop, not {other:?}")),
-    }
 }
 
 #[cfg(test)]

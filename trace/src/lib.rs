@@ -10,9 +10,11 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod command;
 pub mod conformance;
 pub mod eval;
 pub mod hook;
+pub mod host;
 pub mod html;
 pub mod import;
 mod json_list;

@@ -42,6 +42,8 @@ impl From<WasmError> for JsValue {
 
 type Result<T> = std::result::Result<T, WasmError>;
 
+#[cfg(feature = "trace")]
+mod cli;
 mod session;
 #[cfg(feature = "trace")]
 mod trace;

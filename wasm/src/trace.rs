@@ -10,13 +10,12 @@
 
 use doom_loop::json::write_json_string;
 use doom_loop::{Error, ErrorKind, JsString, Value};
-use doom_loop_trace::cli::{self, OptionChoice};
 use doom_loop_trace::eval::{EvalOption, Evaluation};
-use doom_loop_trace::import::{import_bytes, import_detected, gzip_limit_error, ImportedRun, Skipped, MAX_DECOMPRESSED_BYTES};
+use doom_loop_trace::import::{import_bytes, import_detected, gzip_limit_error, ImportedRun, MAX_DECOMPRESSED_BYTES};
 use doom_loop_trace::replay::{replay, Transcript};
 use wasm_bindgen::prelude::*;
 
-use crate::{lowered, Result, WasmError};
+use crate::{lowered, Result};
 
 fn push_string(s: &str, out: &mut String) {
     write_json_string(&JsString::from(s), out);
@@ -172,130 +171,6 @@ impl Evaluator {
         push_string(&report.render(), &mut json);
         json.push('}');
         json
-    }
-}
-
-// --- `npx doomloop`: the CLI's computations (doom_loop_trace::cli) -------
-//
-// The npm CLI hands the text it read to the same functions the native CLI
-// calls, so both read input with the core's JSON reader and agree on every
-// result and message. Plain strings in and out: the CLI's input is text.
-
-fn cli_error(message: String) -> WasmError {
-    Error::new(ErrorKind::InvalidArgument, message).into()
-}
-
-/// `doomloop canonicalize` over JSON text.
-#[wasm_bindgen(js_name = cliCanonicalize)]
-pub fn cli_canonicalize(text: &str) -> Result<String> {
-    cli::canonicalize_text(text).map_err(cli_error)
-}
-
-/// `doomloop fingerprint` over a tool name and JSON text.
-#[wasm_bindgen(js_name = cliFingerprint)]
-pub fn cli_fingerprint(tool: &str, text: &str) -> Result<String> {
-    cli::fingerprint_text(tool, text).map_err(cli_error)
-}
-
-/// `doomloop replay` over the bytes of a trace (any format the importers
-/// read; `name` places errors), under `option` (JSON text) or, with
-/// `recommended`, the recommended option: `{stdout, warnings, finding}`
-/// as JSON.
-#[wasm_bindgen(js_name = cliReplay)]
-pub fn cli_replay(
-    bytes: &[u8],
-    name: &str,
-    option: Option<String>,
-    recommended: bool,
-    json: bool,
-    fail_on: Option<String>,
-) -> Result<String> {
-    let choice = match (&option, recommended) {
-        (Some(text), _) => OptionChoice::Json(text),
-        (None, true) => OptionChoice::Recommended,
-        (None, false) => OptionChoice::Trace,
-    };
-    let run = cli::replay_bytes(bytes, name, choice, json, rung(fail_on)?).map_err(cli_error)?;
-    Ok(cli_run(&run.stdout, &run.warnings, run.finding.as_deref()))
-}
-
-fn rung(fail_on: Option<String>) -> Result<Option<doom_loop::ladder::Action>> {
-    fail_on.as_deref().map(cli::fail_on_rung).transpose().map_err(cli_error)
-}
-
-fn cli_run(stdout: &str, warnings: &[String], finding: Option<&str>) -> String {
-    let mut out = String::from("{\"stdout\":");
-    write_json_string(&JsString::from(stdout), &mut out);
-    out.push_str(",\"warnings\":");
-    out.push_str(&crate::json_strings(warnings));
-    out.push_str(",\"finding\":");
-    match finding {
-        Some(finding) => write_json_string(&JsString::from(finding), &mut out),
-        None => out.push_str("null"),
-    }
-    out.push('}');
-    out
-}
-
-/// `doomloop eval`: the npm CLI walks the folders and reads the files (it
-/// has the file system) and hands each one's bytes here, where its runs
-/// are replayed one at a time as they are read — a file at a time, as the
-/// native CLI does.
-#[wasm_bindgen(js_name = CliEval)]
-pub struct CliEval {
-    evaluation: Evaluation,
-}
-
-#[wasm_bindgen(js_class = CliEval)]
-impl CliEval {
-    /// An evaluation of `eval`'s options (`--option` texts, `--recommended`,
-    /// `--compare`).
-    #[wasm_bindgen(constructor)]
-    pub fn new(options: Vec<String>, recommended: bool, compare: bool) -> Result<CliEval> {
-        Ok(CliEval {
-            evaluation: Evaluation::new(cli::eval_options(&options, recommended, compare).map_err(cli_error)?),
-        })
-    }
-
-    /// Evaluates the runs of one file's bytes; returns how many were read.
-    pub fn import(&mut self, bytes: &[u8], name: &str) -> usize {
-        self.evaluation.add_bytes(bytes, name)
-    }
-
-    /// A file that could not be read (`reason`: the OS error, as Rust
-    /// words it): a failed run naming it.
-    pub fn unreadable(&mut self, name: &str, reason: &str) {
-        self.evaluation.add_unreadable(name, reason);
-    }
-
-    /// An entry the walk did not read (`why`: `directory-link`, `walked`,
-    /// `fifo`, `socket`, `device`): a warning naming it.
-    pub fn skipped(&mut self, path: &str, why: &str) -> Result<()> {
-        let why = Skipped::from_name(why).ok_or_else(|| cli_error(format!("unknown skip reason {why:?}")))?;
-        self.evaluation.add_skipped(path, why);
-        Ok(())
-    }
-
-    /// Also keeps each run's per-call rungs (`--sessions`, `--html`).
-    #[wasm_bindgen(js_name = keepSessions)]
-    pub fn keep_sessions(&mut self) {
-        let evaluation = std::mem::replace(&mut self.evaluation, Evaluation::new(Vec::new()));
-        self.evaluation = evaluation.keep_sessions();
-    }
-
-    /// The report and outcome: `{stdout, warnings, finding}` as JSON;
-    /// `sessions` appends `--sessions`' lines (not with `json`).
-    pub fn finish(&mut self, json: bool, fail_on: Option<String>, sessions: bool) -> Result<String> {
-        let mut run = cli::eval_finish(&self.evaluation, json, rung(fail_on)?);
-        if sessions && !json {
-            run.stdout.push_str(&cli::sessions_text(&self.evaluation));
-        }
-        Ok(cli_run(&run.stdout, &run.warnings, run.finding.as_deref()))
-    }
-
-    /// `--html`: the self-contained page of the evaluation so far.
-    pub fn html(&self) -> String {
-        doom_loop_trace::html::render(&self.evaluation.report(), self.evaluation.sessions())
     }
 }
 

@@ -1,7 +1,10 @@
-//! The `doomloop hook` command line (the native binary's subcommand).
+//! The `doomloop hook` command line (a subcommand of [`crate::command`],
+//! so of the native binary and of `npx doomloop` alike), over the [`Host`].
 
-use std::io::Write;
+use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
+
+use crate::host::Host;
 
 use clap::{Args, Subcommand};
 
@@ -81,13 +84,12 @@ fn quote(word: &str) -> String {
     }
 }
 
-/// The hook command written into the settings.
-pub fn hook_command(agent: Agent, program: &str, run: &RunArgs) -> String {
-    let mut words = vec![
-        quote(program),
-        "hook".to_string(),
-        agent.as_str().to_string(),
-    ];
+/// The hook command written into the settings: `program` (the words that
+/// run this CLI), then `hook AGENT` and the options.
+pub fn hook_command(agent: Agent, program: &[String], run: &RunArgs) -> String {
+    let mut words: Vec<String> = program.iter().map(|w| quote(w)).collect();
+    words.push("hook".to_string());
+    words.push(agent.as_str().to_string());
     if let Some(dir) = &run.state_dir {
         words.push("--state-dir".into());
         words.push(quote(&dir.display().to_string()));
@@ -103,29 +105,19 @@ pub fn hook_command(agent: Agent, program: &str, run: &RunArgs) -> String {
 /// exit status 2 as "block"), whatever went wrong.
 ///
 /// # Errors
-/// `install` could not read or write the settings (the message, for stderr).
-pub fn main(
-    command: HookCommand,
-    stdin: &mut impl std::io::Read,
-    out: &mut impl Write,
-    err: &mut impl Write,
-) -> Result<(), String> {
+/// `install` could not read or write the settings, or print (the message,
+/// for stderr).
+pub fn main(command: HookCommand, host: &mut dyn Host) -> Result<(), String> {
     match command {
-        HookCommand::ClaudeCode(args) => hook(Agent::ClaudeCode, &args, stdin, out, err),
-        HookCommand::GeminiCli(args) => hook(Agent::GeminiCli, &args, stdin, out, err),
-        HookCommand::Codex(args) => hook(Agent::Codex, &args, stdin, out, err),
-        HookCommand::Install(args) => return install_main(&args, out),
+        HookCommand::ClaudeCode(args) => hook(Agent::ClaudeCode, &args, host),
+        HookCommand::GeminiCli(args) => hook(Agent::GeminiCli, &args, host),
+        HookCommand::Codex(args) => hook(Agent::Codex, &args, host),
+        HookCommand::Install(args) => return install_main(&args, host),
     }
     Ok(())
 }
 
-fn hook(
-    agent: Agent,
-    args: &RunArgs,
-    stdin: &mut impl std::io::Read,
-    out: &mut impl Write,
-    err: &mut impl Write,
-) {
+fn hook(agent: Agent, args: &RunArgs, host: &mut dyn Host) {
     let mut warnings = Vec::new();
     let option = match &args.option {
         None => None,
@@ -138,8 +130,9 @@ fn hook(
         },
     };
     let mut input = Vec::new();
-    let answer = match stdin.read_to_end(&mut input) {
+    let answer = match host.stdin().and_then(|mut stdin| stdin.read_to_end(&mut input)) {
         Ok(_) => run(
+            host,
             agent,
             &input,
             &HookOptions {
@@ -159,12 +152,12 @@ fn hook(
         stdout.push_str("{}\n");
     }
     for warning in warnings {
-        let _ = writeln!(err, "doomloop hook: {}", warning.replace('\n', " "));
+        host.stderr(&format!("doomloop hook: {}\n", warning.replace('\n', " ")));
     }
-    let _ = out.write_all(stdout.as_bytes()).and_then(|()| out.flush());
+    let _ = host.stdout(&stdout).and_then(|()| host.flush());
 }
 
-fn install_main(args: &InstallArgs, out: &mut impl Write) -> Result<(), String> {
+fn install_main(args: &InstallArgs, host: &mut dyn Host) -> Result<(), String> {
     let agent = match args.agent {
         AgentName::ClaudeCode => Agent::ClaudeCode,
         AgentName::GeminiCli => Agent::GeminiCli,
@@ -176,9 +169,10 @@ fn install_main(args: &InstallArgs, out: &mut impl Write) -> Result<(), String> 
     let command = match &args.command {
         Some(command) => command.clone(),
         None => {
-            let program = std::env::current_exe()
+            let program = host
+                .program()
                 .map_err(|e| format!("cannot tell this binary's path ({e}); pass --command"))?;
-            hook_command(agent, &program.display().to_string(), &args.run)
+            hook_command(agent, &program, &args.run)
         }
     };
     let scope = if args.project {
@@ -186,10 +180,11 @@ fn install_main(args: &InstallArgs, out: &mut impl Write) -> Result<(), String> 
     } else {
         Scope::User
     };
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let cwd =
-        std::env::current_dir().map_err(|e| format!("cannot tell the current directory: {e}"))?;
-    let codex_home = std::env::var_os("CODEX_HOME").filter(|v| !v.is_empty()).map(PathBuf::from);
+    let home = host.env_var("HOME").map(PathBuf::from);
+    let cwd = host
+        .current_dir()
+        .map_err(|e| format!("cannot tell the current directory: {e}"))?;
+    let codex_home = host.env_var("CODEX_HOME").filter(|v| !v.is_empty()).map(PathBuf::from);
     let path = match (scope, &home, &codex_home) {
         (Scope::User, _, Some(codex_home)) if agent == Agent::Codex => install::codex_user_hooks(codex_home),
         (Scope::User, None, _) => return Err("HOME is not set; use --project or --print".into()),
@@ -200,24 +195,29 @@ fn install_main(args: &InstallArgs, out: &mut impl Write) -> Result<(), String> 
             &cwd,
         ),
     };
-    let existing = match std::fs::read_to_string(&path) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+    let existing = match host.read_file(&path) {
+        Ok(bytes) => Some(
+            String::from_utf8(bytes)
+                .map_err(|_| format!("{}: stream did not contain valid UTF-8", path.display()))?,
+        ),
+        Err(e) if e.kind() == ErrorKind::NotFound => None,
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
     let merged = install::merge(agent, existing.as_deref(), &command)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     let text = install::pretty(&merged);
     if args.print {
-        return out.write_all(text.as_bytes()).map_err(|e| e.to_string());
+        return host.stdout(&text).map_err(|e| e.message);
     }
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        host.create_dir_all(dir, false)
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    super::store::write(&path, &text)?;
-    writeln!(out, "{}: runs `{command}`", path.display()).map_err(|e| e.to_string())?;
+    super::store::write(host, &path, &text)?;
+    host.stdout(&format!("{}: runs `{command}`\n", path.display()))
+        .map_err(|e| e.message)?;
     match install::next_step(agent) {
-        Some(step) => writeln!(out, "{step}").map_err(|e| e.to_string()),
+        Some(step) => host.stdout(&format!("{step}\n")).map_err(|e| e.message),
         None => Ok(()),
     }
 }

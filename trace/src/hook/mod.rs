@@ -28,6 +28,8 @@ mod engine;
 
 use std::path::PathBuf;
 
+use crate::host::Host;
+
 use doom_loop::config::recommended_doom_loop_option;
 use doom_loop::json::{parse, to_json, write_json_string, Object, Value};
 use doom_loop::{canonicalize, JsString};
@@ -564,15 +566,9 @@ fn render(agent: Agent, event_name: &str, reply: &Reply) -> String {
 
 /// Runs one hook invocation over the event bytes `input`. Never fails:
 /// errors become warnings and an allowing (empty) answer.
-pub fn run(agent: Agent, input: &[u8], options: &HookOptions) -> HookAnswer {
+pub fn run(host: &mut dyn Host, agent: Agent, input: &[u8], options: &HookOptions) -> HookAnswer {
     let mut warnings = Vec::new();
-    if cfg!(target_family = "wasm") {
-        // `npx doomloop` runs this crate as WebAssembly: no exclusive file
-        // creation, rename or process table to lock and persist with.
-        warnings.push("a hook needs the native doomloop binary (cargo install doom-loop-trace), not npx; allowing the call".into());
-        return HookAnswer { stdout: String::new(), warnings };
-    }
-    let stdout = match answer(agent, input, options, &mut warnings) {
+    let stdout = match answer(host, agent, input, options, &mut warnings) {
         Ok(stdout) => stdout,
         Err(error) => {
             warnings.push(format!("{error}; allowing the call"));
@@ -669,7 +665,13 @@ pub fn step(agent: Agent, incoming: &Incoming, state: Option<&str>, option: &Val
     })
 }
 
-fn answer(agent: Agent, input: &[u8], options: &HookOptions, warnings: &mut Vec<String>) -> Result<String, String> {
+fn answer(
+    host: &mut dyn Host,
+    agent: Agent,
+    input: &[u8],
+    options: &HookOptions,
+    warnings: &mut Vec<String>,
+) -> Result<String, String> {
     let incoming = read_event(agent, input)?;
     if let Kind::Other(other) = &incoming.event.kind {
         // The installer registers none of these: a settings entry to fix.
@@ -684,13 +686,14 @@ fn answer(agent: Agent, input: &[u8], options: &HookOptions, warnings: &mut Vec<
             &default
         }
     };
-    let dir = store::state_dir(options.state_dir.as_deref())?;
-    store::ensure_dir(&dir)?;
+    let dir = store::state_dir(host, options.state_dir.as_deref())?;
+    store::ensure_dir(host, &dir)?;
     let file = store::session_file(&dir, agent, &incoming.event.session_id);
-    let _lock = store::lock(&file)?;
-    let text = store::read(&file)?;
-    let step = step(agent, &incoming, text.as_deref(), option)?;
-    warnings.extend(step.warnings.into_iter().map(|w| w.replacen("the state file", &format!("{}", file.display()), 1)));
-    store::write(&file, &step.state)?;
-    Ok(step.stdout)
+    store::locked(host, &file, |host| {
+        let text = store::read(host, &file)?;
+        let step = step(agent, &incoming, text.as_deref(), option)?;
+        warnings.extend(step.warnings.into_iter().map(|w| w.replacen("the state file", &format!("{}", file.display()), 1)));
+        store::write(host, &file, &step.state)?;
+        Ok(step.stdout)
+    })
 }

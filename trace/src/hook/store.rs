@@ -6,34 +6,40 @@
 //!
 //! The directory: `--state-dir`, else `$DOOMLOOP_STATE_DIR`, else
 //! `$XDG_STATE_HOME/doomloop`, else `~/.local/state/doomloop`.
+//!
+//! Every file operation, the pid, the clock and the backoff sleep go
+//! through the [`Host`], so `npx doomloop hook …` (the same code in wasm,
+//! over Node's `fs`) takes the very lock the native binary takes and the
+//! two can answer one session's parallel calls side by side.
 
-use std::fs;
-use std::io::{ErrorKind, Write};
+use std::ffi::OsString;
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
-use std::thread::sleep;
-use std::time::{Duration, Instant, SystemTime};
 
 use doom_loop::fingerprint::sha256_hex;
 
 use super::event::Agent;
+use crate::host::Host;
 
 /// How long a process waits for another's lock before giving up (and
-/// allowing the call unguarded).
-const LOCK_WAIT: Duration = Duration::from_millis(3000);
-/// A lock older than this is stale whoever holds it (a hook decides in
-/// milliseconds; a holder this slow is hung or its pid was reused).
-const LOCK_STALE: Duration = Duration::from_secs(20);
+/// allowing the call unguarded), in milliseconds.
+const LOCK_WAIT_MS: u64 = 3000;
+/// A lock older than this (ms) is stale whoever holds it (a hook decides
+/// in milliseconds; a holder this slow is hung or its pid was reused).
+const LOCK_STALE_MS: u64 = 20_000;
+/// An empty lock older than this (ms) lost its holder between creating and
+/// writing it.
+const LOCK_EMPTY_STALE_MS: u64 = 500;
 
 /// The state directory from the flag, the environment and the defaults.
-pub fn state_dir(flag: Option<&Path>) -> Result<PathBuf, String> {
+///
+/// # Errors
+/// None of them is set.
+pub fn state_dir(host: &mut dyn Host, flag: Option<&Path>) -> Result<PathBuf, String> {
     if let Some(dir) = flag {
         return Ok(dir.to_path_buf());
     }
-    let var = |name: &str| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
+    let mut var = |name: &str| host.env_var(name).filter(|v: &OsString| !v.is_empty()).map(PathBuf::from);
     if let Some(dir) = var("DOOMLOOP_STATE_DIR") {
         return Ok(dir);
     }
@@ -62,90 +68,88 @@ pub fn session_file(dir: &Path, agent: Agent, session_id: &str) -> PathBuf {
     dir.join(format!("{}-{name}.json", agent.as_str()))
 }
 
-/// An exclusive lock on one session's state, released on drop.
-pub struct Lock {
-    path: PathBuf,
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(&self.path);
-    }
-}
-
-fn holder_is_dead(contents: &str) -> bool {
+fn holder_is_dead(host: &mut dyn Host, contents: &str) -> bool {
     // The lock file holds the holder's pid. Where /proc exists, a pid
     // without an entry is a dead holder.
     let Ok(pid) = contents.trim().parse::<u32>() else {
         return false;
     };
     let proc = Path::new("/proc");
-    proc.join("self").exists() && !proc.join(pid.to_string()).exists()
+    host.metadata(&proc.join("self"), true).is_ok()
+        && host.metadata(&proc.join(pid.to_string()), true).is_err_and(|e| e.kind() == ErrorKind::NotFound)
 }
 
-fn is_stale(path: &Path) -> bool {
-    let contents = fs::read_to_string(path).unwrap_or_default();
-    if holder_is_dead(&contents) {
+fn is_stale(host: &mut dyn Host, path: &Path) -> bool {
+    let contents = host
+        .read_file(path)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    if holder_is_dead(host, &contents) {
         return true;
     }
-    let age = fs::metadata(path)
-        .and_then(|m| m.modified())
+    let now = host.now_ms();
+    let age = host
+        .metadata(path, false)
         .ok()
-        .and_then(|t| SystemTime::now().duration_since(t).ok());
+        .and_then(|m| m.modified_ms)
+        .and_then(|t| now.checked_sub(t));
     // An empty lock is one whose holder died between creating and writing it
     // (or is writing it right now: give it a moment).
     match age {
-        Some(age) if age > LOCK_STALE => true,
-        Some(age) if contents.is_empty() => age > Duration::from_millis(500),
+        Some(age) if age > LOCK_STALE_MS => true,
+        Some(age) if contents.is_empty() => age > LOCK_EMPTY_STALE_MS,
         _ => false,
     }
 }
 
-/// Takes the lock of `file` (`FILE.lock`), waiting for a live holder and
-/// taking over from a dead one.
+/// Runs `body` holding the exclusive lock of `file` (`FILE.lock`, created
+/// exclusively with this process's pid in it), waiting for a live holder
+/// and taking over from a dead one; the lock is removed after `body`.
 ///
 /// # Errors
-/// The directory cannot be written, or a live holder kept it too long.
-pub fn lock(file: &Path) -> Result<Lock, String> {
+/// The directory cannot be written, or a live holder kept it too long;
+/// else `body`'s.
+pub fn locked<T>(
+    host: &mut dyn Host,
+    file: &Path,
+    body: impl FnOnce(&mut dyn Host) -> Result<T, String>,
+) -> Result<T, String> {
     let mut path = file.as_os_str().to_owned();
     path.push(".lock");
     let path = PathBuf::from(path);
-    let start = Instant::now();
-    let mut pause = Duration::from_millis(1);
+    let start = host.now_ms();
+    let mut pause = 1;
     loop {
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(mut f) => {
-                let _ = write!(f, "{}", std::process::id());
-                return Ok(Lock { path });
-            }
+        let pid = host.pid().to_string();
+        match host.create_new(&path, pid.as_bytes()) {
+            Ok(()) => break,
             Err(e) if e.kind() == ErrorKind::AlreadyExists => {
-                if is_stale(&path) {
+                if is_stale(host, &path) {
                     // Whoever removes it first takes it next; a second
                     // remover finds it gone or fresh and simply retries.
-                    let _ = fs::remove_file(&path);
+                    let _ = host.remove_file(&path);
                     continue;
                 }
-                if start.elapsed() > LOCK_WAIT {
+                if host.now_ms().saturating_sub(start) > LOCK_WAIT_MS {
                     return Err(format!("{} is held by another process", path.display()));
                 }
-                sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(20));
+                host.sleep_ms(pause);
+                pause = (pause * 2).min(20);
             }
             Err(e) => return Err(format!("cannot create {}: {e}", path.display())),
         }
     }
+    let result = body(host);
+    let _ = host.remove_file(&path);
+    result
 }
 
 /// Reads a state file: `Ok(None)` when there is none yet.
 ///
 /// # Errors
 /// The file exists but cannot be read.
-pub fn read(file: &Path) -> Result<Option<String>, String> {
-    match fs::read(file) {
+pub fn read(host: &mut dyn Host, file: &Path) -> Result<Option<String>, String> {
+    match host.read_file(file) {
         Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
         Err(e) => Err(format!("cannot read {}: {e}", file.display())),
@@ -157,22 +161,17 @@ pub fn read(file: &Path) -> Result<Option<String>, String> {
 ///
 /// # Errors
 /// The directory cannot be written.
-pub fn write(file: &Path, contents: &str) -> Result<(), String> {
+pub fn write(host: &mut dyn Host, file: &Path, contents: &str) -> Result<(), String> {
     let mut tmp = file.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
-    let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(contents.as_bytes())?;
-        // No fsync: the rename is what a killed process cannot tear (the
-        // kernel has the bytes either way); a power loss can, and a torn
-        // file then starts that session over (one warning). Syncing would
-        // cost more than the whole decision on every tool call.
-        drop(f);
-        fs::rename(&tmp, file)
-    })();
+    // No fsync: the rename is what a killed process cannot tear (the
+    // kernel has the bytes either way); a power loss can, and a torn
+    // file then starts that session over (one warning). Syncing would
+    // cost more than the whole decision on every tool call.
+    let result = host.write_file(&tmp, contents.as_bytes()).and_then(|()| host.rename(&tmp, file));
     result.map_err(|e| {
-        let _ = fs::remove_file(&tmp);
+        let _ = host.remove_file(&tmp);
         format!("cannot write {}: {e}", file.display())
     })
 }
@@ -181,15 +180,10 @@ pub fn write(file: &Path, contents: &str) -> Result<(), String> {
 ///
 /// # Errors
 /// It cannot be created.
-pub fn ensure_dir(dir: &Path) -> Result<(), String> {
-    if dir.is_dir() {
+pub fn ensure_dir(host: &mut dyn Host, dir: &Path) -> Result<(), String> {
+    if host.is_dir(dir) {
         return Ok(());
     }
-    fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o700));
-    }
-    Ok(())
+    host.create_dir_all(dir, true)
+        .map_err(|e| format!("cannot create {}: {e}", dir.display()))
 }

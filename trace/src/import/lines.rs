@@ -14,6 +14,7 @@ use doom_loop::error::{Error, ErrorKind, Result};
 use doom_loop::json::{js_number, parse, Value};
 
 use super::{get, import_detected, invalid, run_list, string_field, Format, ACCEPTED_SHAPES};
+use crate::host::{FileKind, FileSystem, NativeFs};
 use crate::transcript::Transcript;
 
 /// Decompressed input larger than this is refused (a gzip bomb guard).
@@ -793,8 +794,17 @@ pub struct Walk {
 /// # Errors
 /// The I/O error of the directory named, with its path.
 pub fn walk(path: &Path) -> Result<Walk> {
+    walk_in(&mut NativeFs, path)
+}
+
+/// [`walk`] over a host's file system (`npx doomloop` walks with Node's
+/// `fs` through the very same code).
+///
+/// # Errors
+/// As [`walk`].
+pub fn walk_in(fs: &mut dyn FileSystem, path: &Path) -> Result<Walk> {
     let mut walk = Walk::default();
-    if !path.is_dir() {
+    if !fs.is_dir(path) {
         walk.files.push(path.to_path_buf());
         return Ok(walk);
     }
@@ -802,13 +812,13 @@ pub fn walk(path: &Path) -> Result<Walk> {
     let mut pending = vec![path.to_path_buf()];
     let mut top = true;
     while let Some(dir) = pending.pop() {
-        if let Some(id) = dir_id(&dir) {
+        if let Some(id) = fs.metadata(&dir, true).ok().and_then(|m| m.id) {
             if !seen.insert(id) {
                 walk.skipped.push((dir, Skipped::Walked));
                 continue;
             }
         }
-        let entries = match std::fs::read_dir(&dir) {
+        let entries = match fs.read_dir(&dir) {
             Ok(entries) => entries,
             Err(e) if top => {
                 return Err(Error::new(ErrorKind::InvalidArgument, format!("{}: {e}", dir.display())))
@@ -819,29 +829,29 @@ pub fn walk(path: &Path) -> Result<Walk> {
             }
         };
         top = false;
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let name = entry.file_name().to_string_lossy().into_owned();
+        for entry in entries {
+            let path = dir.join(&entry.name);
+            let name = entry.name.to_string_lossy().into_owned();
             if name.starts_with('.') {
                 continue;
             }
-            let Ok(kind) = entry.file_type() else {
+            let Some(kind) = entry.kind else {
                 if is_trace_file(&name) {
                     walk.files.push(path);
                 }
                 continue;
             };
-            if kind.is_dir() {
+            if kind == FileKind::Dir {
                 pending.push(path);
                 continue;
             }
-            let target = if kind.is_symlink() {
-                match std::fs::metadata(&path) {
-                    Ok(target) if target.is_dir() => {
+            let target = if kind == FileKind::Symlink {
+                match fs.metadata(&path, true) {
+                    Ok(target) if target.kind == FileKind::Dir => {
                         walk.skipped.push((path, Skipped::DirectoryLink));
                         continue;
                     }
-                    Ok(target) => target.file_type(),
+                    Ok(target) => target.kind,
                     // Dangling: listed, so that reading it says so.
                     Err(_) => kind,
                 }
@@ -851,7 +861,7 @@ pub fn walk(path: &Path) -> Result<Walk> {
             if !is_trace_file(&name) {
                 continue;
             }
-            match special(&target) {
+            match special(target) {
                 Some(skipped) => walk.skipped.push((path, skipped)),
                 None => walk.files.push(path),
             }
@@ -863,34 +873,13 @@ pub fn walk(path: &Path) -> Result<Walk> {
     Ok(walk)
 }
 
-#[cfg(unix)]
-fn dir_id(dir: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))
-}
-
-#[cfg(not(unix))]
-fn dir_id(_dir: &Path) -> Option<(u64, u64)> {
-    None
-}
-
-#[cfg(unix)]
-fn special(kind: &std::fs::FileType) -> Option<Skipped> {
-    use std::os::unix::fs::FileTypeExt;
-    if kind.is_fifo() {
-        Some(Skipped::Fifo)
-    } else if kind.is_socket() {
-        Some(Skipped::Socket)
-    } else if kind.is_block_device() || kind.is_char_device() {
-        Some(Skipped::Device)
-    } else {
-        None
+fn special(kind: FileKind) -> Option<Skipped> {
+    match kind {
+        FileKind::Fifo => Some(Skipped::Fifo),
+        FileKind::Socket => Some(Skipped::Socket),
+        FileKind::Device => Some(Skipped::Device),
+        FileKind::File | FileKind::Dir | FileKind::Symlink => None,
     }
-}
-
-#[cfg(not(unix))]
-fn special(kind: &std::fs::FileType) -> Option<Skipped> {
-    (!kind.is_file() && !kind.is_symlink()).then_some(Skipped::Device)
 }
 
 /// The trace files of [`walk`].
@@ -947,8 +936,13 @@ pub fn import_file(file: &Path) -> Vec<ImportedRun> {
 /// [`for_each_run`] over a file; a file that cannot be opened is one
 /// failed run naming it.
 pub fn for_each_file_run(file: &Path, sink: &mut dyn FnMut(ImportedRun)) {
+    for_each_file_run_in(&mut NativeFs, file, sink);
+}
+
+/// [`for_each_file_run`] over a host's file system.
+pub fn for_each_file_run_in(fs: &mut dyn FileSystem, file: &Path, sink: &mut dyn FnMut(ImportedRun)) {
     let name = file.display().to_string();
-    match std::fs::File::open(file) {
+    match fs.open(file) {
         Ok(handle) => for_each_run(handle, &name, sink),
         Err(e) => sink(unreadable(&name, &e.to_string())),
     }

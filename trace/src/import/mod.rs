@@ -35,8 +35,8 @@ pub mod rounds;
 pub mod swe_agent;
 
 pub use lines::{
-    decode, for_each_file_run, for_each_run, gzip_limit_error, gzip_refused, import_bytes, import_file, import_one, import_path,
-    import_single, import_text, trace_files, unreadable, walk, ImportedRun, Skipped, Walk, MAX_DECOMPRESSED_BYTES,
+    decode, for_each_file_run, for_each_file_run_in, for_each_run, gzip_limit_error, gzip_refused, import_bytes, import_file, import_one, import_path,
+    import_single, import_text, trace_files, unreadable, walk, walk_in, ImportedRun, Skipped, Walk, MAX_DECOMPRESSED_BYTES,
 };
 
 /// The trace formats the importers read.

@@ -1,0 +1,119 @@
+// `npx doomloop hook …` (pkg/cli.mjs) guards for real: the wasm CLI runs
+// the native hook's own code over Node's fs, the same state file, the same
+// FILE.lock (exclusive create with the pid, stale when the pid is dead),
+// the same FILE.tmp + rename. So it refuses where the native hook refuses,
+// and native and npx processes answering one session — one after the
+// other or in parallel — keep one consistent state. No agent needed.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync, readFileSync, existsSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { doomloop } from './agents.mjs';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const npx = join(root, 'pkg/cli.mjs');
+const CLIS = { native: [doomloop], npx: [process.execPath, npx] };
+const skip = existsSync(doomloop) && existsSync(npx) ? false : `needs ${doomloop} and ${npx} (cargo build --release; make build)`;
+const fresh = () => mkdtempSync(join(tmpdir(), 'doomloop-npx-'));
+const pre = (session, id, command = 'cat missing.txt') => JSON.stringify({
+  session_id: session, transcript_path: '/nonexistent', cwd: '/tmp', hook_event_name: 'PreToolUse',
+  tool_name: 'Bash', tool_input: { command }, tool_use_id: id,
+});
+const failed = (session, id) => JSON.stringify({
+  session_id: session, transcript_path: '/nonexistent', cwd: '/tmp', hook_event_name: 'PostToolUseFailure',
+  tool_name: 'Bash', tool_input: { command: 'cat missing.txt' }, tool_use_id: id,
+  error: 'Exit code 1\ncat: missing.txt: No such file or directory',
+});
+const batch = (session, ids) => JSON.stringify({
+  session_id: session, hook_event_name: 'PostToolBatch',
+  tool_calls: ids.map((id) => ({ tool_name: 'Bash', tool_input: { command: 'cat missing.txt' }, tool_use_id: id, tool_response: 'Exit code 1\ncat: missing.txt: No such file or directory' })),
+});
+
+function hook(cli, dir, input, agent = 'claude-code', args = []) {
+  const [cmd, ...pre_] = CLIS[cli];
+  const r = spawnSync(cmd, [...pre_, 'hook', agent, '--state-dir', dir, ...args], { input, encoding: 'utf8' });
+  assert.equal(r.status, 0, `${cli}: ${r.stderr}`);
+  return r;
+}
+const answer = (r) => (r.stdout === '' ? 'allow' : JSON.parse(r.stdout).continue === false ? 'stop' : 'deny');
+
+/** One identical failing call per turn, each event answered by `who(turn)`. */
+function loop(dir, session, turns, who) {
+  const answers = [];
+  for (let turn = 1; turn <= turns; turn++) {
+    const id = `c${turn}`;
+    answers.push(answer(hook(who(turn, 0), dir, pre(session, id))));
+    assert.equal(hook(who(turn, 1), dir, failed(session, id)).stderr, '');
+    assert.equal(hook(who(turn, 2), dir, batch(session, [id])).stderr, '');
+  }
+  return answers;
+}
+
+test('npx doomloop hook claude-code refuses the third identical failing call, as the native hook does', { skip }, () => {
+  const native = loop(fresh(), 'loop', 4, () => 'native');
+  const npm = loop(fresh(), 'loop', 4, () => 'npx');
+  assert.deepEqual(native.slice(0, 3), ['allow', 'allow', 'deny']);
+  assert.deepEqual(npm, native);
+});
+
+test('native and npx processes taking turns on one session keep one state: the same answers and the same file', { skip }, async () => {
+  const { RECOMMENDED_DOOM_LOOP_OPTION } = await import('../../pkg/node.mjs');
+  const [alone, mixed] = [fresh(), fresh()];
+  const turns = RECOMMENDED_DOOM_LOOP_OPTION.ladder?.stop ?? 6;
+  const native = loop(alone, 's', turns, () => 'native');
+  const interleaved = loop(mixed, 's', turns, (turn, event) => ((turn + event) % 2 ? 'npx' : 'native'));
+  assert.deepEqual(interleaved, native);
+  assert.equal(interleaved.at(-1), 'stop', interleaved.join(' '));
+  assert.equal(readFileSync(join(mixed, 'claude-code-s.json'), 'utf8'), readFileSync(join(alone, 'claude-code-s.json'), 'utf8'));
+  assert.deepEqual(readdirSync(mixed).sort(), ['claude-code-s.json']);
+});
+
+test('parallel native and npx hook processes of one message share the lock and lose no call', { skip }, async () => {
+  const dir = fresh();
+  const ids = Array.from({ length: 8 }, (_, i) => `p${i}`);
+  await Promise.all(ids.map((id, i) => new Promise((resolve) => {
+    const [cmd, ...pre_] = CLIS[i % 2 ? 'npx' : 'native'];
+    const child = spawn(cmd, [...pre_, 'hook', 'claude-code', '--state-dir', dir], { stdio: ['pipe', 'ignore', 'inherit'] });
+    child.stdin.end(pre('par', id, `echo ${id}`));
+    child.on('close', resolve);
+  })));
+  const state = JSON.parse(readFileSync(join(dir, 'claude-code-par.json'), 'utf8'));
+  assert.deepEqual(state.round.calls.map((c) => c.id).sort(), ids);
+  assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.lock') || f.endsWith('.tmp')), []);
+});
+
+test("npx takes over a dead holder's lock at once, waits for a live one, then allows with one line", { skip }, () => {
+  const dir = fresh();
+  hook('npx', dir, pre('s', 't0'));
+  const lock = join(dir, 'claude-code-s.json.lock');
+  writeFileSync(lock, String(spawnSync('true').pid));
+  assert.equal(hook('npx', dir, pre('s', 't1')).stderr, '');
+  assert.ok(!existsSync(lock));
+  writeFileSync(lock, String(process.pid));
+  const t = Date.now();
+  const r = hook('npx', dir, pre('s', 't2'));
+  assert.match(r.stderr, /held by another process; allowing the call/);
+  assert.ok(Date.now() - t >= 2500, `waited ${Date.now() - t} ms`);
+});
+
+test('npx: bad hook input or arguments allow the call with one line, exit 0, as natively', { skip }, () => {
+  const dir = fresh();
+  for (const [args, input] of [
+    [['hook', 'claude-code', '--state-dir', dir], 'not json'],
+    [['hook', 'gemini-cli', '--state-dir', dir], '{"session_id":"s","hook_event_name":"SomethingNew"}'],
+    [['hook', 'claude-code', '--no-such-flag'], pre('s', 't')],
+  ]) {
+    const [a, b] = ['native', 'npx'].map((cli) => {
+      const [cmd, ...pre_] = CLIS[cli];
+      return spawnSync(cmd, [...pre_, ...args], { input, encoding: 'utf8' });
+    });
+    assert.equal(a.status, 0);
+    assert.equal(b.status, 0);
+    assert.equal(b.stdout, a.stdout, String(args));
+    assert.equal(b.stderr, a.stderr, String(args));
+    assert.equal(a.stderr.split('\n').filter(Boolean).length, 1, a.stderr);
+  }
+});
