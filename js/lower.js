@@ -45,6 +45,8 @@ class Stop {
 
 export function lowerKeyMaterial(value) {
   if (typeof value === 'string') return JSON.stringify(value);
+  arrayIntrinsics = undefined;
+  species = undefined;
   if (isProxy !== undefined && isPlain(value)) return JSON.stringify(value);
   try {
     return keyAt(value, 0, new Set());
@@ -95,7 +97,8 @@ function keyArray(obj, depth, path) {
   if (typeof map !== 'function') throw new TypeError('obj.map is not a function');
   if (map !== arrayMap) return keyArrayByMap(map, obj, depth, path);
   const length = obj.length;
-  if (obj.constructor !== Array) return keyArrayByMap(map, obj, depth, path);
+  // `map` then reads `Array[Symbol.species]`: a replaced one is met there.
+  if (obj.constructor !== Array || !intrinsicSpecies()) return keyArrayByMap(map, obj, depth, path);
   let out = '[';
   let i = 0;
   try {
@@ -208,7 +211,6 @@ const speciesGetter = getOwnPropertyDescriptor(Array, Symbol.species)?.get;
 let arrayIntrinsics;
 
 function isPlain(value) {
-  arrayIntrinsics = undefined;
   if (hasOwn(ObjectPrototype, 'toJSON')) return false;
   try {
     return isPlainKeyMaterial(value, 0);
@@ -225,16 +227,25 @@ function isIntrinsicData(object, key, value) {
 }
 
 function checkArrayIntrinsics() {
-  const species = getOwnPropertyDescriptor(Array, Symbol.species);
   arrayIntrinsics =
     getPrototypeOf(ArrayPrototype) === ObjectPrototype &&
     !hasOwn(ArrayPrototype, 'toJSON') &&
     isIntrinsicData(ArrayPrototype, 'map', arrayMap) &&
     isIntrinsicData(ArrayPrototype, 'constructor', Array) &&
-    species !== undefined &&
-    species.get === speciesGetter &&
-    speciesGetter !== undefined;
+    intrinsicSpecies();
   return arrayIntrinsics;
+}
+
+/** Whether this call has checked `Array[Symbol.species]` (`undefined`: not yet). */
+let species;
+
+/** `Array[Symbol.species]` is still the intrinsic getter (so reading it runs no user code). */
+function intrinsicSpecies() {
+  if (species === undefined) {
+    const descriptor = getOwnPropertyDescriptor(Array, Symbol.species);
+    species = speciesGetter !== undefined && descriptor !== undefined && hasOwn(descriptor, 'get') && descriptor.get === speciesGetter;
+  }
+  return species;
 }
 
 function isPlainKeyMaterial(value, depth) {
