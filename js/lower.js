@@ -248,7 +248,11 @@ function intrinsicSpecies() {
   return species;
 }
 
-function isPlainKeyMaterial(value, depth) {
+/**
+ * Whether `JSON.stringify` writes a non-container as the walks would
+ * (finite numbers, strings, booleans, null); `undefined` for an object.
+ */
+function plainLeaf(value) {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -256,11 +260,15 @@ function isPlainKeyMaterial(value, depth) {
     case 'number':
       return Number.isFinite(value);
     case 'object':
-      break;
+      return value === null ? true : undefined;
     default:
       return false;
   }
-  if (value === null) return true;
+}
+
+function isPlainKeyMaterial(value, depth) {
+  const leaf = plainLeaf(value);
+  if (leaf !== undefined) return leaf;
   // Children of a container at the limit are past it: the walk decides.
   if (depth >= MAX_CANONICALIZE_DEPTH || isProxy(value)) return false;
   if (Array.isArray(value)) {
@@ -293,18 +301,8 @@ export function lower(value) {
 }
 
 function isPlainJson(value, depth) {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return true;
-    case 'number':
-      return Number.isFinite(value);
-    case 'object':
-      break;
-    default:
-      return false;
-  }
-  if (value === null) return true;
+  const leaf = plainLeaf(value);
+  if (leaf !== undefined) return leaf;
   // Children of a container at the limit are past it: the walk decides.
   if (depth >= MAX_CANONICALIZE_DEPTH) return false;
   if (Array.isArray(value)) {
