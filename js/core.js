@@ -10,6 +10,7 @@
 // first trap; from then on every call throws one error naming it.
 
 import { guardInstance } from './guard.js';
+import { setProxyCheck } from './lower.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -38,9 +39,12 @@ function markDead(error) {
 
 /**
  * Called once by the runtime entry with the initialised wasm-bindgen
- * exports, which it guards (see ./guard.js).
+ * exports, which it guards (see ./guard.js), and what the host offers:
+ * `isProxy` (a Proxy test that runs no trap) turns on the plain-data fast
+ * path of key material (./lower.js).
  */
-export function install(exports) {
+export function install(exports, host = {}) {
+  setProxyCheck(host.isProxy);
   instance = guardInstance(exports, () => {
     bytes = new Uint8Array(0);
     data = new DataView(new ArrayBuffer(0));

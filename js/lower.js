@@ -33,8 +33,8 @@ export const MAX_CANONICALIZE_DEPTH = 64;
 // a non-finite number, a bigint, a cycle, anything past depth 64 — it
 // writes that value's bare word, closes what is open and stops reading,
 // so the core reports that error and no getter the reference never
-// reaches runs. No JSON.stringify fast path: it would call `toJSON` and
-// read each property once, in insertion order.
+// reaches runs. Plain data skips the walk (see the next section): for it
+// `JSON.stringify` is provably the same reading.
 
 /** Thrown at the first thing the reference throws on; carries the text written so far. */
 class Stop {
@@ -45,6 +45,9 @@ class Stop {
 
 export function lowerKeyMaterial(value) {
   if (typeof value === 'string') return JSON.stringify(value);
+  arrayIntrinsics = undefined;
+  species = undefined;
+  if (isProxy !== undefined && isPlain(value)) return JSON.stringify(value);
   try {
     return keyAt(value, 0, new Set());
   } catch (error) {
@@ -94,7 +97,8 @@ function keyArray(obj, depth, path) {
   if (typeof map !== 'function') throw new TypeError('obj.map is not a function');
   if (map !== arrayMap) return keyArrayByMap(map, obj, depth, path);
   const length = obj.length;
-  if (obj.constructor !== Array) return keyArrayByMap(map, obj, depth, path);
+  // `map` then reads `Array[Symbol.species]`: a replaced one is met there.
+  if (obj.constructor !== Array || !intrinsicSpecies()) return keyArrayByMap(map, obj, depth, path);
   let out = '[';
   let i = 0;
   try {
@@ -160,13 +164,95 @@ function keyObject(object, depth, path) {
   return out + '}';
 }
 
-// --- Everything else (configs, options, transcripts): one generic walk ---
+// --- Key material that is plain data: JSON.stringify, proven equivalent --
+//
+// Almost every argument object is parsed JSON: ordinary objects and arrays
+// of data properties holding strings, finite numbers, booleans and null.
+// For those the reference's reads (each property twice, sorted order,
+// arrays through `map`) have no observable effect, and `JSON.stringify`
+// writes exactly the lowered text — strings and numbers through the same
+// `JSON.stringify`, undefined-free so nothing is dropped or nulled — except
+// for key order, which the core sorts (it sorts any lowered object). The
+// check below proves "plain" without one observable step of its own:
+//
+// - Proxies are excluded first, by the host's `isProxy` (Node, Bun, Deno:
+//   `util.types.isProxy`, which runs no trap); without one there is no
+//   fast path. Every later step then touches only ordinary objects, whose
+//   introspection (`getPrototypeOf`, `Object.hasOwn`,
+//   `getOwnPropertyDescriptor`) runs no user code.
+// - Every property is read through its descriptor, never `[[Get]]`: an
+//   accessor (a getter, on an object or an array index) is not plain, so
+//   no getter ever runs here, and the walk reads it as the reference does.
+// - `JSON.stringify` would call `toJSON`: no own `toJSON` on any object or
+//   array, the prototype is `Object.prototype` (or null; arrays:
+//   `Array.prototype`, whose prototype must be `Object.prototype`) and
+//   neither prototype holds a `toJSON` (pollution is checked every call).
+// - Arrays are read by the reference through `map` (which reads
+//   `constructor` and `Array[Symbol.species]`): the intrinsic ones, not
+//   shadowed on the array; every index an own data property (a hole would
+//   be `[1,,2]` in the reference and `null` in JSON.stringify).
+// - Anything else — undefined, functions, symbols, bigints, non-finite
+//   numbers, class instances, boxed primitives, nesting at the limit (a
+//   cycle reaches it too) — is not plain and takes the walk, which gives
+//   the reference's output or error.
 
-export function lower(value) {
-  return isPlainJson(value, 0) ? JSON.stringify(value) : lowerAt(value, 0, new Set());
+let isProxy;
+
+/** Registered by entries whose host can tell a Proxy without running its traps. */
+export function setProxyCheck(check) {
+  isProxy = typeof check === 'function' ? check : undefined;
 }
 
-function isPlainJson(value, depth) {
+const { getPrototypeOf, getOwnPropertyDescriptor, hasOwn, keys: objectKeys } = Object;
+const ObjectPrototype = Object.prototype;
+const ArrayPrototype = Array.prototype;
+const speciesGetter = getOwnPropertyDescriptor(Array, Symbol.species)?.get;
+/** Whether this call has checked the array intrinsics (`undefined`: not yet). */
+let arrayIntrinsics;
+
+function isPlain(value) {
+  if (hasOwn(ObjectPrototype, 'toJSON')) return false;
+  try {
+    return isPlainKeyMaterial(value, 0);
+  } catch {
+    // Introspection that throws (a module namespace's uninitialised
+    // binding): the walk meets it as the reference does.
+    return false;
+  }
+}
+
+function isIntrinsicData(object, key, value) {
+  const descriptor = getOwnPropertyDescriptor(object, key);
+  return descriptor !== undefined && hasOwn(descriptor, 'value') && descriptor.value === value;
+}
+
+function checkArrayIntrinsics() {
+  arrayIntrinsics =
+    getPrototypeOf(ArrayPrototype) === ObjectPrototype &&
+    !hasOwn(ArrayPrototype, 'toJSON') &&
+    isIntrinsicData(ArrayPrototype, 'map', arrayMap) &&
+    isIntrinsicData(ArrayPrototype, 'constructor', Array) &&
+    intrinsicSpecies();
+  return arrayIntrinsics;
+}
+
+/** Whether this call has checked `Array[Symbol.species]` (`undefined`: not yet). */
+let species;
+
+/** `Array[Symbol.species]` is still the intrinsic getter (so reading it runs no user code). */
+function intrinsicSpecies() {
+  if (species === undefined) {
+    const descriptor = getOwnPropertyDescriptor(Array, Symbol.species);
+    species = speciesGetter !== undefined && descriptor !== undefined && hasOwn(descriptor, 'get') && descriptor.get === speciesGetter;
+  }
+  return species;
+}
+
+/**
+ * Whether `JSON.stringify` writes a non-container as the walks would
+ * (finite numbers, strings, booleans, null); `undefined` for an object.
+ */
+function plainLeaf(value) {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -174,11 +260,49 @@ function isPlainJson(value, depth) {
     case 'number':
       return Number.isFinite(value);
     case 'object':
-      break;
+      return value === null ? true : undefined;
     default:
       return false;
   }
-  if (value === null) return true;
+}
+
+function isPlainKeyMaterial(value, depth) {
+  const leaf = plainLeaf(value);
+  if (leaf !== undefined) return leaf;
+  // Children of a container at the limit are past it: the walk decides.
+  if (depth >= MAX_CANONICALIZE_DEPTH || isProxy(value)) return false;
+  if (Array.isArray(value)) {
+    if (!(arrayIntrinsics ?? checkArrayIntrinsics())) return false;
+    if (getPrototypeOf(value) !== ArrayPrototype) return false;
+    if (hasOwn(value, 'toJSON') || hasOwn(value, 'map') || hasOwn(value, 'constructor')) return false;
+    const length = value.length;
+    for (let i = 0; i < length; i++) {
+      const descriptor = getOwnPropertyDescriptor(value, i);
+      if (descriptor === undefined || !hasOwn(descriptor, 'value')) return false;
+      if (!isPlainKeyMaterial(descriptor.value, depth + 1)) return false;
+    }
+    return true;
+  }
+  const proto = getPrototypeOf(value);
+  if ((proto !== ObjectPrototype && proto !== null) || hasOwn(value, 'toJSON')) return false;
+  const keys = objectKeys(value);
+  for (let i = 0; i < keys.length; i++) {
+    const descriptor = getOwnPropertyDescriptor(value, keys[i]);
+    if (descriptor === undefined || !hasOwn(descriptor, 'value')) return false;
+    if (!isPlainKeyMaterial(descriptor.value, depth + 1)) return false;
+  }
+  return true;
+}
+
+// --- Everything else (configs, options, transcripts): one generic walk ---
+
+export function lower(value) {
+  return isPlainJson(value, 0) ? JSON.stringify(value) : lowerAt(value, 0, new Set());
+}
+
+function isPlainJson(value, depth) {
+  const leaf = plainLeaf(value);
+  if (leaf !== undefined) return leaf;
   // Children of a container at the limit are past it: the walk decides.
   if (depth >= MAX_CANONICALIZE_DEPTH) return false;
   if (Array.isArray(value)) {

@@ -120,8 +120,12 @@ for (const [shape, value] of Object.entries(shapes)) {
 
 // recordToolCall: the reference's monitor when REF_MODULE is given, else its
 // algorithm's cost per call (a fingerprint through WebCrypto + a Map).
+// Fresh argument objects per call, as an agent SDK parses them (and the
+// same parse for both contenders): a reused object would measure the
+// reference's per-object WeakMap memo, which the SDK never hits.
 const small = shapes['150 B object'];
-const varied = Array.from({ length: 64 }, (_, i) => ({ ...small, cwd: `/home/user/project-${i}` }));
+const smallText = JSON.stringify(small);
+const variedText = Array.from({ length: 64 }, (_, i) => JSON.stringify({ ...small, cwd: `/home/user/project-${i}` }));
 function referenceMonitor() {
   if (reference) {
     const warn = console.warn;
@@ -137,7 +141,7 @@ function referenceMonitor() {
     streaks.set(tool, { fp, streak: prev?.fp === fp ? prev.streak + 1 : 1 });
   };
 }
-for (const [label, argsOf] of [['repeated (a loop)', () => small], ['distinct calls', (i) => varied[i % 64]]]) {
+for (const [label, argsOf] of [['repeated (a loop)', () => JSON.parse(smallText)], ['distinct calls', (i) => JSON.parse(variedText[i % 64])]]) {
   const ref = referenceMonitor();
   const monitor = new pkg.DoomLoopMonitor(pkg.resolveDoomLoopOption(true));
   const t = await race(

@@ -13,7 +13,9 @@ glue.setHostSha256((address, length) => {
   createHash ??= require('node:crypto').createHash;
   return createHash('sha256').update(new Uint8Array(memory.buffer, address, length)).digest();
 });
-install(glue);
+// A Proxy test that runs no trap: plain key material then skips the
+// reference-order walk (js/lower.js).
+install(glue, { isProxy: require('node:util').types.isProxy });
 api.init = async function init() {};
 // Backward compatibility: the trace tooling is a second module
 // (`doom-loop-wasm/replay`), loaded synchronously here on first use — not at

@@ -462,6 +462,27 @@ mod tests {
     /// was written: a duplicate key whose last value is `undefined` must
     /// drop the member (JS keeps the last value), not keep the first.
     #[test]
+    fn nested_unsorted_objects_are_reordered_as_the_tree_orders_them() {
+        // A 60-level chain of unsorted objects, unsorted objects inside
+        // sorted ones and arrays, dropped members among reordered ones, and
+        // the output's prefix kept.
+        let mut chain = String::from(r#"{"n":1,"leaf":"end"}"#);
+        for level in 0..59 {
+            chain = format!(r#"{{"level":{level},"child":{chain},"tags":["b",{{"y":1,"x":[{{"q":0,"p":-0}}]}}]}}"#);
+        }
+        for text in [
+            chain,
+            r#"{"a":{"d":{"f":1,"e":2},"c":[{"h":1,"g":2},3]},"b":0}"#.to_string(),
+            r#"[{"b":1,"a":undefined,"c":{"z":undefined,"y":2,"x":3}},{"k":1,"j":{}}]"#.to_string(),
+            r#"{"\ud800":1,"\u00e9":{"b":2,"a":1},"a":[]}"#.to_string(),
+        ] {
+            let mut out = String::from("tool\n");
+            assert!(Direct::new(&text).document(&mut out).is_some(), "{text}");
+            assert_eq!(out, format!("tool\n{}", canonicalize(&parse_lowered(&text).unwrap()).unwrap()), "{text}");
+        }
+    }
+
+    #[test]
     fn duplicate_key_whose_last_value_is_undefined_drops_the_member() {
         let text = r#"{"\ud83d":-0,"\ud83d":undefined}"#;
         assert_eq!(canonicalize_lowered(text).unwrap(), "{}");

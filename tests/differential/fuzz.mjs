@@ -1,5 +1,6 @@
 // Differential fuzz: the package against the reference module on random JS
-// values (canonicalize, fingerprint), random state blobs (restore →
+// values (canonicalize, fingerprint; also values with getters, Proxies and
+// toJSON, whose reads are compared), random state blobs (restore →
 // getState → the next record) and random call scripts (declareRound,
 // recordToolCall, recordAssistantText over random rounds). Prints every
 // difference with its seed and exits 1 if there was one.
@@ -63,6 +64,44 @@ function value(depth) {
   }
 }
 
+// Values whose reads are observable: mostly plain data (the fast path's
+// input) with, here and there, a getter (on an object member or an array
+// index; its value changes from read to read), a Proxy logging its traps,
+// a non-enumerable toJSON or a shared object. Each run starts a fresh log
+// and counter, so both modules must make the same reads in the same order.
+function readValue(depth, log) {
+  const r = int(depth > 3 ? 5 : 10);
+  if (r < 5) return value(3);
+  if (r < 7) {
+    const a = Array.from({ length: int(4) }, () => readValue(depth + 1, log));
+    if (a.length > 0 && next() < 0.2) {
+      const i = int(a.length);
+      const fixed = a[i];
+      Object.defineProperty(a, i, { get: () => (log.push(`[${i}]`), log.length % 2 ? fixed : 'other'), enumerable: true, configurable: true });
+    }
+    return a;
+  }
+  const o = next() < 0.2 ? Object.create(null) : {};
+  for (let n = int(5); n > 0; n--) {
+    const key = pick(STRINGS);
+    const item = readValue(depth + 1, log);
+    const descriptor =
+      next() < 0.15
+        ? { get: () => (log.push(`get ${key}`), log.length % 3 ? item : undefined), enumerable: true, configurable: true }
+        : { value: item, enumerable: true, writable: true, configurable: true };
+    Object.defineProperty(o, key, descriptor);
+  }
+  if (next() < 0.05) Object.defineProperty(o, 'toJSON', { value: () => 'toJSON called' });
+  if (next() < 0.1) {
+    return new Proxy(o, {
+      get: (target, key, receiver) => (log.push(`proxy get ${String(key)}`), Reflect.get(target, key, receiver)),
+      ownKeys: (target) => (log.push('proxy ownKeys'), Reflect.ownKeys(target)),
+      has: (target, key) => (log.push(`proxy has ${String(key)}`), Reflect.has(target, key)),
+    });
+  }
+  return o;
+}
+
 const ser = (v) => JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? `${x}n` : typeof x === 'symbol' ? String(x) : typeof x === 'function' ? 'fn' : x));
 const attempt = async (f) => {
   try {
@@ -87,6 +126,17 @@ const kinds = {
     const v = value(0);
     const tool = pick(STRINGS);
     return (M) => Promise.all([attempt(() => M.canonicalizeKeyMaterial(v)), attempt(() => M.fingerprintToolCall(tool, v))]).then(ser);
+  },
+  async read() {
+    const log = [];
+    const v = readValue(0, log);
+    return async (M) => {
+      log.length = 0;
+      const canonical = await attempt(() => M.canonicalizeKeyMaterial(v));
+      const canonicalReads = log.splice(0);
+      const fingerprint = await attempt(() => M.fingerprintToolCall('t', v));
+      return ser([canonical, canonicalReads, fingerprint, log.splice(0)]);
+    };
   },
   async blob() {
     const fps = Array.from({ length: 3 }, (_, i) => `f${i}`);
