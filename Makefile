@@ -139,6 +139,7 @@ bench: build
 	bash benches/eval-rss.sh
 	node --expose-gc benches/js/bench.mjs
 	node --expose-gc benches/js/peers.mjs
+	node benches/js/startup.mjs
 	$(CARGO) build --quiet --release -p doom-loop-trace --bin doomloop
 	node benches/hook.mjs
 	node benches/js/adapter-ai-sdk.mjs

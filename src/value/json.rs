@@ -186,14 +186,10 @@ pub fn string_to_number(s: &str) -> f64 {
     if unsigned == "Infinity" && trimmed.len() - unsigned.len() <= 1 {
         return if trimmed.starts_with('-') { f64::NEG_INFINITY } else { f64::INFINITY };
     }
-    let valid = trimmed.len() - unsigned.len() <= 1
-        && !unsigned.is_empty()
-        && unsigned.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
-        && unsigned.bytes().next().is_some_and(|b| b.is_ascii_digit() || b == b'.');
-    if !valid {
+    if !crate::value::float::decimal_literal(trimmed) {
         return f64::NAN;
     }
-    trimmed.parse::<f64>().unwrap_or(f64::NAN)
+    crate::value::float::parse_decimal(trimmed)
 }
 
 const OBJECT_PROTOTYPE: &[&str] = &[
@@ -722,13 +718,11 @@ impl<'a> Parser<'a> {
             }
             self.skip_digits();
         }
-        // The grammar above is a subset of what Rust's correctly rounded
-        // float parser accepts, and the slice is ASCII.
+        // The grammar above is a subset of what value::float parses
+        // (correctly rounded), and the slice is ASCII.
         let literal = std::str::from_utf8(&self.bytes[start..self.pos])
             .map_err(|_| Error::syntax("invalid number"))?;
-        literal
-            .parse::<f64>()
-            .map_err(|_| Error::syntax(format!("invalid number {literal}")))
+        Ok(crate::value::float::parse_decimal(literal))
     }
 
     fn skip_digits(&mut self) {

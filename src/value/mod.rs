@@ -10,6 +10,7 @@
 //! Imports nothing of the crate but [`crate::error`]. The modules are also
 //! reachable at the crate root (`doom_loop::json`, `doom_loop::js_string`).
 
+pub(crate) mod float;
 pub mod js_string;
 pub mod json;
 pub(crate) mod sort;
