@@ -264,3 +264,16 @@ fn a_config_warning_is_printed_once_per_session() {
     }
     assert_eq!(counts, [1, 0, 0]);
 }
+
+/// Regression: `node …/pkg/cli.mjs hook install` writes a command without
+/// the word `doomloop`; installing it twice added a second hook per event.
+#[test]
+fn reinstalling_a_command_without_the_word_doomloop_replaces_it() {
+    let command = "node /work/pkg/cli.mjs hook claude-code";
+    let once = merge(Agent::ClaudeCode, None, command).unwrap();
+    let twice = merge(Agent::ClaudeCode, Some(&pretty(&once)), command).unwrap();
+    assert_eq!(pretty(&once), pretty(&twice));
+    let hooks = twice.as_object().unwrap().get("hooks").unwrap().as_object().unwrap();
+    let Some(Value::Array(pre)) = hooks.get("PreToolUse") else { panic!() };
+    assert_eq!(pre.len(), 1);
+}

@@ -106,8 +106,11 @@ fn entry(command: &str, matcher: bool) -> Value {
     Value::Object(Object::from_entries(fields))
 }
 
-/// Whether a hook entry runs a `doomloop hook AGENT` command.
-fn is_ours(entry: &Value, agent: Agent) -> bool {
+/// Whether a hook entry runs a `doomloop hook AGENT` command, or exactly
+/// the `command` being installed (the npm CLI run as `node …/cli.mjs`
+/// writes a command without the word `doomloop`; reinstalling it must
+/// replace it, not add a second hook).
+fn is_ours(entry: &Value, agent: Agent, command: &str) -> bool {
     let needle = format!("hook {}", agent.as_str());
     let Some(Value::Array(hooks)) = entry.as_object().and_then(|o| o.get("hooks")) else {
         return false;
@@ -118,7 +121,7 @@ fn is_ours(entry: &Value, agent: Agent) -> bool {
             .and_then(Value::as_js_string)
             .is_some_and(|c| {
                 let c = c.to_utf8_lossy();
-                c.contains("doomloop") && c.contains(&needle)
+                c == command || (c.contains("doomloop") && c.contains(&needle))
             })
     })
 }
@@ -154,11 +157,11 @@ pub fn merge(agent: Agent, existing: Option<&str>, command: &str) -> Result<Valu
             }
         };
         let new = entry(command, matcher);
-        match entries.iter().position(|e| is_ours(e, agent)) {
+        match entries.iter().position(|e| is_ours(e, agent, command)) {
             Some(i) => {
                 entries[i] = new;
                 let mut first = true;
-                entries.retain(|e| !is_ours(e, agent) || std::mem::replace(&mut first, false));
+                entries.retain(|e| !is_ours(e, agent, command) || std::mem::replace(&mut first, false));
             }
             None => entries.push(new),
         }
