@@ -63,31 +63,45 @@ function collect(child) {
   });
 }
 
+/**
+ * One agent run against its scripted server: `command(server)` gives the
+ * binary, its arguments and the agent's own environment (beside PATH and
+ * the sandbox HOME); the server answers `script(body, turn, dirs)`.
+ */
+async function runAgent(startServer, script, dirs, command) {
+  const server = await startServer((body, turn) => script(body, turn, dirs));
+  try {
+    const { bin, args, env } = command(server);
+    const child = spawn(bin, args, {
+      cwd: dirs.scratch,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH, HOME: dirs.home, ...env },
+    });
+    return { ...(await collect(child)), server, dirs, requests: server.requests };
+  } finally {
+    await server.close();
+  }
+}
+
+function jsonOrNull(text) {
+  try { return JSON.parse(text); } catch { return null; }
+}
+
 /** `claude -p PROMPT` with the hook installed, answered by `script(body, turn, dirs)`. */
 export async function runClaude(script, { files, hookArgs = [], prompt = 'Do the task.' } = {}) {
   const dirs = sandbox(files);
   const settings = install('claude-code', dirs, hookArgs);
-  const server = await startAnthropicServer((body, turn) => script(body, turn, dirs));
-  try {
-    const child = spawn(claudeBin, ['-p', prompt, '--settings', settings, '--allowedTools', 'Bash,Read,Edit,Write', '--output-format', 'json'], {
-      cwd: dirs.scratch,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        PATH: process.env.PATH,
-        HOME: dirs.home,
-        ANTHROPIC_BASE_URL: server.url,
-        ANTHROPIC_API_KEY: 'sk-ant-scripted-test-key',
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-        DISABLE_AUTOUPDATER: '1',
-      },
-    });
-    const run = await collect(child);
-    let result = null;
-    try { result = JSON.parse(run.stdout); } catch { result = null; }
-    return { ...run, result, server, dirs, requests: server.requests };
-  } finally {
-    await server.close();
-  }
+  const run = await runAgent(startAnthropicServer, script, dirs, (server) => ({
+    bin: claudeBin,
+    args: ['-p', prompt, '--settings', settings, '--allowedTools', 'Bash,Read,Edit,Write', '--output-format', 'json'],
+    env: {
+      ANTHROPIC_BASE_URL: server.url,
+      ANTHROPIC_API_KEY: 'sk-ant-scripted-test-key',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1',
+    },
+  }));
+  return { ...run, result: jsonOrNull(run.stdout) };
 }
 
 /** `gemini -p PROMPT` with the hook installed, answered by `script(body, turn, dirs)`. */
@@ -102,27 +116,17 @@ export async function runGemini(script, { files, hookArgs = [], prompt = 'Do the
     privacy: { usageStatisticsEnabled: false },
     general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
   });
-  const server = await startGeminiServer((body, turn) => script(body, turn, dirs));
-  try {
-    const child = spawn(process.execPath, [geminiJs, '-p', prompt, '--approval-mode', 'yolo', '--output-format', 'json', '-m', 'gemini-2.5-flash'], {
-      cwd: dirs.scratch,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        PATH: process.env.PATH,
-        HOME: dirs.home,
-        GEMINI_API_KEY: 'scripted-test-key',
-        GOOGLE_GEMINI_BASE_URL: server.url,
-        GEMINI_CLI_NO_RELAUNCH: 'true',
-        GEMINI_CLI_TRUST_WORKSPACE: 'true',
-      },
-    });
-    const run = await collect(child);
-    let result = null;
-    try { result = JSON.parse(run.stdout); } catch { result = null; }
-    return { ...run, result, server, dirs, requests: server.requests };
-  } finally {
-    await server.close();
-  }
+  const run = await runAgent(startGeminiServer, script, dirs, (server) => ({
+    bin: process.execPath,
+    args: [geminiJs, '-p', prompt, '--approval-mode', 'yolo', '--output-format', 'json', '-m', 'gemini-2.5-flash'],
+    env: {
+      GEMINI_API_KEY: 'scripted-test-key',
+      GOOGLE_GEMINI_BASE_URL: server.url,
+      GEMINI_CLI_NO_RELAUNCH: 'true',
+      GEMINI_CLI_TRUST_WORKSPACE: 'true',
+    },
+  }));
+  return { ...run, result: jsonOrNull(run.stdout) };
 }
 
 /**
@@ -134,10 +138,10 @@ export async function runGemini(script, { files, hookArgs = [], prompt = 'Do the
 export async function runCodex(script, { files, hookArgs = [], prompt = 'Do the task.' } = {}) {
   const dirs = sandbox(files);
   const hooks = install('codex', dirs, hookArgs);
-  const server = await startResponsesServer((body, turn) => script(body, turn, dirs));
   const provider = (key, value) => ['-c', `model_providers.scripted.${key}=${JSON.stringify(value)}`];
-  try {
-    const child = spawn(codexBin, [
+  const run = await runAgent(startResponsesServer, script, dirs, (server) => ({
+    bin: codexBin,
+    args: [
       'exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-hook-trust', '--dangerously-bypass-approvals-and-sandbox',
       '-m', 'gpt-5.1-codex',
       '-c', 'model_provider="scripted"',
@@ -148,17 +152,11 @@ export async function runCodex(script, { files, hookArgs = [], prompt = 'Do the 
       '-c', 'check_for_update_on_startup=false', '-c', 'analytics.enabled=false',
       '--disable', 'plugins', '--disable', 'remote_plugin', '--disable', 'apps',
       prompt,
-    ], {
-      cwd: dirs.scratch,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { PATH: process.env.PATH, HOME: dirs.home, CODEX_HOME: join(dirs.home, '.codex'), SCRIPTED_API_KEY: 'scripted-test-key' },
-    });
-    const run = await collect(child);
-    const events = run.stdout.split('\n').filter(Boolean).map((l) => { try { return JSON.parse(l); } catch { return null; } }).filter(Boolean);
-    return { ...run, events, hooks, server, dirs, requests: server.requests };
-  } finally {
-    await server.close();
-  }
+    ],
+    env: { CODEX_HOME: join(dirs.home, '.codex'), SCRIPTED_API_KEY: 'scripted-test-key' },
+  }));
+  const events = run.stdout.split('\n').filter(Boolean).map(jsonOrNull).filter(Boolean);
+  return { ...run, events, hooks };
 }
 
 /** The state files a run left. */
