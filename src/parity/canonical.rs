@@ -271,25 +271,12 @@ impl<'a> Direct<'a> {
     /// escapes; otherwise leaves the position at the opening quote.
     fn canonical_string(&mut self) -> Option<(usize, usize, bool)> {
         let open = self.parser.pos;
-        let bytes = self.text.as_bytes();
-        let mut escaped = false;
         self.parser.pos += 1;
-        loop {
-            self.parser.skip_plain_string_bytes();
-            match self.parser.peek() {
-                Some(b'"') => {
-                    self.parser.pos += 1;
-                    return Some((open + 1, self.parser.pos - 1, escaped));
-                }
-                Some(b'\\') if matches!(bytes.get(self.parser.pos + 1), Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't')) => {
-                    escaped = true;
-                    self.parser.pos += 2;
-                }
-                _ => break,
-            }
+        let escaped = self.parser.skip_canonical_string_body();
+        if escaped.is_none() {
+            self.parser.pos = open;
         }
-        self.parser.pos = open;
-        None
+        escaped.map(|escaped| (open + 1, self.parser.pos - 1, escaped))
     }
 
     fn array(&mut self, depth: usize, out: &mut String) -> Option<Written> {
@@ -455,6 +442,29 @@ mod tests {
         }
         for needs_tree in [r#"{"a":1,"a":2}"#, "[NaN]", r#"{"a":bigint}"#, "[circular]", "1 2", "hole"] {
             assert!(Direct::new(needs_tree).document(&mut String::new()).is_none(), "{needs_tree}");
+        }
+    }
+
+    /// The one-loop string scanner: escapes every few bytes, at and across
+    /// the eight-byte words it skips, and the escapes it must hand to the
+    /// tree (`\u` forms, `\/`) or refuse (raw control bytes, a string cut
+    /// short), each where a word starts, inside it and at its end.
+    #[test]
+    fn escape_dense_strings_are_copied_verbatim_or_handed_to_the_tree() {
+        for body in [r#"x = \"y\"\n"#, r#"\\\"\t\r\b\f"#, "abcdefg\\\"", r#"\u00e9"#, r#"a\/b"#, "a\u{1}b"] {
+            for prefix in ["", "1234567", "12345678", "123456789abcdef"] {
+                let text = format!(r#"{{"k":"{prefix}{body}{body}","j":"{body}"}}"#);
+                let mut out = String::new();
+                let direct = Direct::new(&text).document(&mut out);
+                match parse_lowered(&text) {
+                    Ok(value) if direct.is_some() => assert_eq!(out, canonicalize(&value).unwrap(), "{text}"),
+                    Ok(_) => assert!(body.contains("\\u") || body.contains("\\/"), "{text} needed the tree"),
+                    Err(_) => assert!(direct.is_none(), "{text} is not JSON"),
+                }
+            }
+        }
+        for cut in [r#""abc"#, r#""abcdefgh\"#, r#""abcdefghijklmnop"#] {
+            assert!(Direct::new(cut).document(&mut String::new()).is_none(), "{cut}");
         }
     }
 

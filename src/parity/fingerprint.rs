@@ -96,8 +96,11 @@ pub(crate) type Sha256Backend = fn(&[u8]) -> Option<[u8; 32]>;
 
 static BACKEND: OnceLock<Sha256Backend> = OnceLock::new();
 
-/// Inputs shorter than this are always hashed here.
-const BACKEND_THRESHOLD: usize = 16 * 1024;
+/// Inputs shorter than this are always hashed here. Measured in Node 20
+/// (`docs/performance.md`): sha2 in wasm costs ≈ 0.27 µs a 64-byte block,
+/// a call out to `node:crypto` ≈ 2–3 µs whatever the size, so the host
+/// wins from ≈ 10 blocks; 1 KiB (16) leaves the small calls in wasm.
+const BACKEND_THRESHOLD: usize = 1024;
 
 /// Registers a host SHA-256 for large inputs (once; later calls are
 /// ignored and return `false`). It must compute SHA-256: fingerprints are

@@ -1,0 +1,53 @@
+// Before/after of the fingerprint path, in one process: this tree's pkg/
+// against another build of the package (`node benches/js/ab.mjs DIR`, DIR
+// a copy of an earlier pkg/), the two alternating, medians of ROUNDS
+// rounds (default 9). The inputs span the sizes where the core's choices
+// change (the host-hash threshold at 1 KiB, strings dense with escapes,
+// deep nesting, the large shapes of benches/js/peers.mjs); each pair must
+// agree on the fingerprint before it is timed.
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+
+const require = createRequire(import.meta.url);
+if (!process.argv[2]) {
+  console.error('usage: node benches/js/ab.mjs BASELINE_PKG_DIR');
+  process.exit(2);
+}
+const before = require(resolve(process.argv[2], 'node.cjs'));
+const after = require('../../pkg/node.cjs');
+const rounds = Number(process.env.ROUNDS) || 9;
+
+let deep = { leaf: 'end', n: 1 };
+for (let depth = 0; depth < 59; depth++) deep = { level: depth, child: deep, tags: ['a', 'b'] };
+const source = (lines) => Array.from({ length: lines }, (_, i) => `    value_${i} = compute(${i}, "x") # line ${i}\n`).join('');
+const cases = {
+  '150 B object': { command: 'grep -rn TODO src/', cwd: '/home/user/project', timeout_ms: 30000, env: { LANG: 'C' }, flags: ['-i', '--color=never'] },
+  '60 levels': deep,
+  ...Object.fromEntries([500, 1000, 1100, 2000, 4000, 16000].map((n) => [`${n}-char string`, { path: 'a.py', content: 'x = "y"\n'.repeat(n / 8) }])),
+  'edit, 8 KB': { path: 'src/x.ts', old_string: 'const a = "b";\n'.repeat(100), new_string: 'export function f(x) {\n  return x + "y";\n}\n'.repeat(180) },
+  '1 MB string': { path: 'src/big_module.py', content: source(16000).slice(0, 1 << 20) },
+  '20k rows': { rows: Array.from({ length: 20000 }, (_, i) => ({ id: i, name: `row-${i}-naïve`, price: i * 0.75 + 0.01, active: i % 3 === 0 })) },
+};
+
+function time(fn, iterations) {
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < iterations; i++) fn();
+  return Number(process.hrtime.bigint() - start) / iterations / 1000;
+}
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+
+console.log(`node ${process.version}; before = ${process.argv[2]}, after = pkg/; medians of ${rounds} alternating rounds`);
+for (const [name, value] of Object.entries(cases)) {
+  const run = (pkg) => () => pkg.fingerprintToolCallSync('edit', value);
+  if (run(before)() !== run(after)()) throw new Error(`the two builds disagree on ${name}`);
+  const iterations = Math.max(5, Math.floor(2e6 / JSON.stringify(value).length));
+  time(run(before), iterations);
+  time(run(after), iterations);
+  const a = [];
+  const b = [];
+  for (let r = 0; r < rounds; r++) {
+    a.push(time(run(before), iterations));
+    b.push(time(run(after), iterations));
+  }
+  console.log(`${name.padEnd(18)} before ${median(a).toFixed(2).padStart(10)} µs  after ${median(b).toFixed(2).padStart(10)} µs  ${(median(a) / median(b)).toFixed(2)}×`);
+}
