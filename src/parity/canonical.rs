@@ -271,12 +271,25 @@ impl<'a> Direct<'a> {
     /// escapes; otherwise leaves the position at the opening quote.
     fn canonical_string(&mut self) -> Option<(usize, usize, bool)> {
         let open = self.parser.pos;
+        let bytes = self.text.as_bytes();
+        let mut escaped = false;
         self.parser.pos += 1;
-        let escaped = self.parser.skip_canonical_string_body();
-        if escaped.is_none() {
-            self.parser.pos = open;
+        loop {
+            self.parser.skip_plain_string_bytes();
+            match self.parser.peek() {
+                Some(b'"') => {
+                    self.parser.pos += 1;
+                    return Some((open + 1, self.parser.pos - 1, escaped));
+                }
+                Some(b'\\') if matches!(bytes.get(self.parser.pos + 1), Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't')) => {
+                    escaped = true;
+                    self.parser.pos += 2;
+                }
+                _ => break,
+            }
         }
-        escaped.map(|escaped| (open + 1, self.parser.pos - 1, escaped))
+        self.parser.pos = open;
+        None
     }
 
     fn array(&mut self, depth: usize, out: &mut String) -> Option<Written> {
@@ -445,7 +458,7 @@ mod tests {
         }
     }
 
-    /// The one-loop string scanner: escapes every few bytes, at and across
+    /// The canonical string scanner: escapes every few bytes, at and across
     /// the eight-byte words it skips, and the escapes it must hand to the
     /// tree (`\u` forms, `\/`) or refuse (raw control bytes, a string cut
     /// short), each where a word starts, inside it and at its end.

@@ -737,41 +737,6 @@ impl<'a> Parser<'a> {
         self.pos += verbatim_run(rest, &STRING_STOP, may_stop_string);
     }
 
-    /// Advances past the rest of a string literal already in canonical
-    /// form — escapes only the short ones `JSON.stringify` writes (`\"`,
-    /// `\\`, `\b`, `\f`, `\n`, `\r`, `\t`) — and its closing quote; says
-    /// whether it had escapes, or `None` (position unspecified) at anything
-    /// else. One loop, eight bytes at a time between stops: text dense with
-    /// escapes (source code carried by an edit) pays per byte, not per run.
-    pub(crate) fn skip_canonical_string_body(&mut self) -> Option<bool> {
-        let bytes = self.bytes;
-        let mut at = self.pos;
-        let mut escaped = false;
-        loop {
-            while let Some(chunk) = bytes.get(at..at + 8) {
-                if may_stop_string(le_word(chunk)) {
-                    break;
-                }
-                at += 8;
-            }
-            match *bytes.get(at)? {
-                b'"' => {
-                    self.pos = at + 1;
-                    return Some(escaped);
-                }
-                b'\\' => match bytes.get(at + 1)? {
-                    b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => {
-                        escaped = true;
-                        at += 2;
-                    }
-                    _ => return None,
-                },
-                byte if STRING_STOP[usize::from(byte)] => return None,
-                _ => at += 1,
-            }
-        }
-    }
-
     pub(crate) fn parse_string(&mut self) -> Result<JsString> {
         self.pos += 1; // opening quote
         let mut run_start = self.pos;
