@@ -206,6 +206,8 @@ def main():
     for target, seeds in [
         ("parse", parse_seeds()),
         ("canonicalize", canonicalize_seeds()),
+        # The same input: a selector byte, then lowered text.
+        ("raw_strings", canonicalize_seeds()),
         ("restore", restore_seeds()),
         ("text", text_seeds()),
         ("monitor", monitor_seeds()),

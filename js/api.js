@@ -11,8 +11,8 @@
 // that need the caller's live JS objects — calling a `loopKey` function,
 // and reading the selected fields of the caller's own arguments object.
 
-import { lower, lowerKeyMaterial, textArg, isWellFormed, MAX_CANONICALIZE_DEPTH } from './lower.js';
-import { core, assertReady, isDead, writeCall, readFingerprint, readRecord } from './core.js';
+import { lower, lowerKeyMaterial, lowerKeyMaterialForIo, textArg, isWellFormed, MAX_CANONICALIZE_DEPTH } from './lower.js';
+import { core, assertReady, isDead, writeCall, writeStrings, readFingerprint, readRecord } from './core.js';
 import { resolveOptionWith, resolveLoopKeyWith, coreConfig } from './option.js';
 
 export { MAX_CANONICALIZE_DEPTH };
@@ -59,13 +59,36 @@ export function canonicalizeKeyMaterial(value) {
   return core.canonicalize(lowerKeyMaterial(value));
 }
 
+/** Key material lowered without raw strings (`lowerKeyMaterialForIo`). */
+const NO_STRINGS = Object.freeze([]);
+let refusedRawForm = false;
+
+/**
+ * The core refused key material whose long strings crossed raw, which it
+ * takes for any plain data: an internal error. Said once; the caller
+ * lowers the value the ordinary way (plain data: no user code runs).
+ */
+function rawFormRefused(keyMaterial) {
+  if (!refusedRawForm) {
+    refusedRawForm = true;
+    console.warn('[DoomLoop] internal error: the core refused long strings handed over raw; they are fingerprinted the ordinary way from now on (slower, same fingerprints)');
+  }
+  return lowerKeyMaterial(keyMaterial);
+}
+
 export function fingerprintToolCallSync(toolName, keyMaterial) {
   assertReady();
   // A template literal, as the reference's: a symbol name throws.
   const name = `${toolName}`;
-  const material = lowerKeyMaterial(keyMaterial);
+  let material = lowerKeyMaterialForIo(keyMaterial);
+  if (typeof material !== 'string') {
+    const [toolLength, materialLength] = writeCall(name, material.text);
+    const stringsLength = writeStrings(toolLength + materialLength, material.strings);
+    if (core.fingerprintToolCallIo(toolLength, materialLength, stringsLength, material.strings.length)) return readFingerprint();
+    material = rawFormRefused(keyMaterial);
+  }
   const [toolLength, materialLength] = writeCall(name, material);
-  if (core.fingerprintToolCallIo(toolLength, materialLength)) return readFingerprint();
+  if (core.fingerprintToolCallIo(toolLength, materialLength, 0, 0)) return readFingerprint();
   // Failed (bad key material): the string API throws the core's error.
   return core.fingerprintToolCall(toolNameArg(name), material);
 }
@@ -268,9 +291,9 @@ export class DoomLoopMonitor {
     // canonicalized first (their errors first), the round read next, the
     // call recorded, and the options read after that.
     const name = `${toolName}`;
-    const material = lowerKeyMaterial(keyMaterial);
+    const material = lowerKeyMaterialForIo(keyMaterial);
     if (round === undefined && !this.#declared) {
-      core.fingerprintToolCall(toolNameArg(name), material);
+      core.fingerprintToolCall(toolNameArg(name), typeof material === 'string' ? material : lowerKeyMaterial(keyMaterial));
       // `this.declaredRound?.round === round` holds for undefined === undefined.
       throw new TypeError("Cannot read properties of undefined (reading 'fingerprints')");
     }
@@ -282,7 +305,7 @@ export class DoomLoopMonitor {
       optionsError = { error };
       allowBlock = true;
     }
-    const record = this.#record(monitor, name, material, this.#roundKey(round), allowBlock);
+    const record = this.#record(monitor, name, material, keyMaterial, this.#roundKey(round), allowBlock);
     if (optionsError !== undefined) throw optionsError.error;
     if (this.#foreign) this.#foreignVerdict(record, allowBlock);
     if (record.verdict !== undefined) {
@@ -294,16 +317,24 @@ export class DoomLoopMonitor {
     return record;
   }
 
-  #record(monitor, name, material, round, allowBlock) {
+  /**
+   * Records a call whose key material is lowered for the I/O buffer
+   * (`lowerKeyMaterialForIo`: text, or text with raw strings).
+   */
+  #record(monitor, name, material, keyMaterial, round, allowBlock) {
     const optionsText = allowBlock ? 'null' : '{"allowBlock":false}';
     // The buffer carries the tool name as UTF-8, which a lone surrogate
     // would not survive: such names take the string API.
     if (isWellFormed(name)) {
-      const [toolLength, materialLength, optionsLength] = writeCall(name, material, optionsText);
-      const packed = monitor.recordToolCallIo(toolLength, materialLength, optionsLength, round);
+      const text = typeof material === 'string' ? material : material.text;
+      const [toolLength, materialLength, optionsLength] = writeCall(name, text, optionsText);
+      const strings = typeof material === 'string' ? NO_STRINGS : material.strings;
+      const stringsLength = writeStrings(toolLength + materialLength + optionsLength, strings);
+      const packed = monitor.recordToolCallIo(toolLength, materialLength, optionsLength, round, stringsLength, strings.length);
       if (packed >= 0) return readRecord(packed);
     }
-    return JSON.parse(monitor.recordToolCall(toolNameArg(name), material, round, optionsText));
+    const text = typeof material === 'string' ? material : isWellFormed(name) ? rawFormRefused(keyMaterial) : lowerKeyMaterial(keyMaterial);
+    return JSON.parse(monitor.recordToolCall(toolNameArg(name), text, round, optionsText));
   }
 
   /** The reference's post-record reads of a config the core could not take. */

@@ -98,8 +98,35 @@ export function writeCall(toolName, material, extra = '') {
     out = view(tool + 3 * (material.length + extra.length));
     rest = encoder.encodeInto(material, out.subarray(tool));
   }
-  const tail = extra === '' ? 0 : encoder.encodeInto(extra, out.subarray(tool + rest.written)).written;
-  return [tool, rest.written, tail];
+  if (extra === '') return [tool, rest.written, 0];
+  // Room of its own: multi-byte key material can fill the slack reserved
+  // above, and a cut-off `extra` (the record options) failed the call,
+  // which then went the slow way through the string API.
+  const at = tool + rest.written;
+  return [tool, rest.written, encoder.encodeInto(extra, view(at + 3 * extra.length).subarray(at)).written];
+}
+
+/**
+ * Writes the raw strings of key material lowered for the I/O buffer
+ * (`lowerKeyMaterialForIo`) at `at`, after the call: their UTF-8 back to
+ * back, then each one's byte length as a little-endian u32 — the layout
+ * `io_strings` in wasm/src/lib.rs reads. Returns their total byte length.
+ */
+export function writeStrings(at, strings) {
+  if (strings.length === 0) return 0;
+  const lengths = [];
+  let end = at;
+  for (const string of strings) {
+    // Most long arguments are ASCII: one byte per code unit first, three
+    // (the most UTF-8 takes for one) only if that did not fit.
+    let written = encoder.encodeInto(string, view(end + string.length).subarray(end));
+    if (written.read < string.length) written = encoder.encodeInto(string, view(end + 3 * string.length).subarray(end));
+    lengths.push(written.written);
+    end += written.written;
+  }
+  view(end + 4 * lengths.length);
+  for (let i = 0; i < lengths.length; i++) data.setUint32(end + 4 * i, lengths[i], true);
+  return end - at;
 }
 
 /** The fingerprint the core left at the start of the buffer. */

@@ -44,10 +44,81 @@ class Stop {
 }
 
 export function lowerKeyMaterial(value) {
-  if (typeof value === 'string') return JSON.stringify(value);
+  return lowerFor(value, false);
+}
+
+// --- Long strings cross raw ----------------------------------------------
+//
+// `JSON.stringify` of a long string (the file an edit or a write carries)
+// costs several times more than copying its UTF-8 into wasm memory, where
+// the core escapes it anyway. So the calls that go through the I/O buffer
+// lower plain data holding strings of RAW_STRING_MIN or more code units
+// (and no lone surrogate, which UTF-8 cannot carry) as text with the bare
+// word `raw` in their place, the strings themselves beside it, in order;
+// the core escapes each as `JSON.stringify` would. Containers without such
+// a string still go through one `JSON.stringify`. Only plain data takes
+// this form — reading it again runs no user code — so a caller whose core
+// call fails can lower the same value the ordinary way and retry.
+
+/** Strings this long (UTF-16 code units) or longer cross raw: measured in docs/performance.md. */
+export const RAW_STRING_MIN = 1024;
+
+/** Long strings met by the current plainness check, and the containers above them. */
+let longStrings = 0;
+let longStringHolders;
+
+/**
+ * `lowerKeyMaterial` for the I/O buffer: the same text, or, for plain data
+ * with long strings, `{ text, strings }` — text with `raw` for each of
+ * `strings`.
+ */
+export function lowerKeyMaterialForIo(value) {
+  return lowerFor(value, true);
+}
+
+function lowerFor(value, rawStrings) {
+  if (typeof value === 'string') {
+    return rawStrings && crossesRaw(value) ? { text: 'raw', strings: [value] } : JSON.stringify(value);
+  }
   arrayIntrinsics = undefined;
   species = undefined;
-  if (isProxy !== undefined && isPlain(value)) return JSON.stringify(value);
+  longStrings = 0;
+  const plain = isProxy !== undefined && isPlain(value);
+  const holders = longStringHolders;
+  // Not kept past the call: it holds the caller's objects.
+  longStringHolders = undefined;
+  if (!plain) return walkKeyMaterial(value);
+  if (!rawStrings || holders === undefined) return JSON.stringify(value);
+  const strings = [];
+  const text = withRawStrings(value, holders, strings);
+  // Every long string had a lone surrogate: the text is the ordinary one.
+  return strings.length > 0 ? { text, strings } : text;
+}
+
+const crossesRaw = (string) => string.length >= RAW_STRING_MIN && isWellFormed(string);
+
+function withRawStrings(value, holders, strings) {
+  if (typeof value === 'string') {
+    if (!crossesRaw(value)) return JSON.stringify(value);
+    strings.push(value);
+    return 'raw';
+  }
+  if (!holders.has(value)) return JSON.stringify(value);
+  let out;
+  if (Array.isArray(value)) {
+    out = '[';
+    for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + withRawStrings(value[i], holders, strings);
+    return out + ']';
+  }
+  const keys = objectKeys(value);
+  out = '{';
+  for (let i = 0; i < keys.length; i++) {
+    out += (i > 0 ? ',' : '') + JSON.stringify(keys[i]) + ':' + withRawStrings(value[keys[i]], holders, strings);
+  }
+  return out + '}';
+}
+
+function walkKeyMaterial(value) {
   try {
     return keyAt(value, 0, new Set());
   } catch (error) {
@@ -267,10 +338,24 @@ function plainLeaf(value) {
 }
 
 function isPlainKeyMaterial(value, depth) {
-  const leaf = plainLeaf(value);
-  if (leaf !== undefined) return leaf;
+  switch (typeof value) {
+    case 'string':
+      // Counted for the raw form (lowerKeyMaterialForIo).
+      if (value.length >= RAW_STRING_MIN) longStrings++;
+      return true;
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object':
+      if (value === null) return true;
+      break;
+    default:
+      return false;
+  }
   // Children of a container at the limit are past it: the walk decides.
   if (depth >= MAX_CANONICALIZE_DEPTH || isProxy(value)) return false;
+  const longStringsBefore = longStrings;
   if (Array.isArray(value)) {
     if (!(arrayIntrinsics ?? checkArrayIntrinsics())) return false;
     if (getPrototypeOf(value) !== ArrayPrototype) return false;
@@ -281,16 +366,17 @@ function isPlainKeyMaterial(value, depth) {
       if (descriptor === undefined || !hasOwn(descriptor, 'value')) return false;
       if (!isPlainKeyMaterial(descriptor.value, depth + 1)) return false;
     }
-    return true;
+  } else {
+    const proto = getPrototypeOf(value);
+    if ((proto !== ObjectPrototype && proto !== null) || hasOwn(value, 'toJSON')) return false;
+    const keys = objectKeys(value);
+    for (let i = 0; i < keys.length; i++) {
+      const descriptor = getOwnPropertyDescriptor(value, keys[i]);
+      if (descriptor === undefined || !hasOwn(descriptor, 'value')) return false;
+      if (!isPlainKeyMaterial(descriptor.value, depth + 1)) return false;
+    }
   }
-  const proto = getPrototypeOf(value);
-  if ((proto !== ObjectPrototype && proto !== null) || hasOwn(value, 'toJSON')) return false;
-  const keys = objectKeys(value);
-  for (let i = 0; i < keys.length; i++) {
-    const descriptor = getOwnPropertyDescriptor(value, keys[i]);
-    if (descriptor === undefined || !hasOwn(descriptor, 'value')) return false;
-    if (!isPlainKeyMaterial(descriptor.value, depth + 1)) return false;
-  }
+  if (longStrings !== longStringsBefore) (longStringHolders ??= new Set()).add(value);
   return true;
 }
 

@@ -18,7 +18,7 @@ use crate::error::{Error, ErrorKind, Result};
 use std::cmp::Ordering;
 
 use crate::js_string::cmp_wtf8_as_utf16;
-use crate::json::{parse_lowered, sorted_indices, write_json_string, write_number, Parser, Value};
+use crate::json::{parse_lowered, sorted_indices, write_json_str, write_json_string, write_number, Parser, Value};
 
 /// Deepest nesting canonicalization accepts (the reference's
 /// `MAX_CANONICALIZE_DEPTH`).
@@ -149,6 +149,30 @@ pub(crate) fn canonicalize_lowered_into(text: &str, out: &mut String) -> Result<
     canonicalize_into(&parse_lowered(text)?, out)
 }
 
+/// [`canonicalize_lowered_into`] for lowered text whose large strings were
+/// handed over raw: each bare word `raw` in `text` stands for the next of
+/// `strings` (well-formed text, not yet escaped), which is escaped straight
+/// into `out` — the binding then never has to `JSON.stringify` a file an
+/// edit carries, only copy its UTF-8. Only the tree-free path reads this
+/// form: the binding sends it for plain data alone, which that path always
+/// takes, and anything it cannot take is an error here (the binding then
+/// sends the ordinary lowered text).
+///
+/// # Errors
+/// [`ErrorKind::Syntax`] if the text is not plain lowered JSON that the
+/// tree-free path canonicalizes, or if it does not use every string once.
+pub(crate) fn canonicalize_lowered_with_strings_into(text: &str, strings: &[&str], out: &mut String) -> Result<()> {
+    let mut direct = Direct::new(text);
+    direct.strings = strings;
+    match direct.document(out) {
+        Some(()) if direct.next_string == strings.len() => Ok(()),
+        _ => Err(Error::new(
+            ErrorKind::Syntax,
+            "lowered key material with raw strings must be plain JSON that uses each string once",
+        )),
+    }
+}
+
 /// What a lowered value wrote, for the container to place.
 #[derive(PartialEq)]
 enum Written {
@@ -186,6 +210,9 @@ struct Direct<'a> {
     members: Vec<Member>,
     decoded_keys: Vec<u8>,
     scratch: String,
+    /// The raw strings the bare word `raw` stands for, in order.
+    strings: &'a [&'a str],
+    next_string: usize,
 }
 
 impl<'a> Direct<'a> {
@@ -196,6 +223,8 @@ impl<'a> Direct<'a> {
             members: Vec::with_capacity(16),
             decoded_keys: Vec::new(),
             scratch: String::new(),
+            strings: &[],
+            next_string: 0,
         }
     }
 
@@ -217,6 +246,7 @@ impl<'a> Direct<'a> {
             b'{' => self.object(depth, out),
             b'"' => self.string(out),
             b'-' | b'0'..=b'9' => self.number(out),
+            b'r' if !self.strings.is_empty() => self.raw_string(out),
             _ => self.word(in_array, out),
         }
     }
@@ -262,6 +292,19 @@ impl<'a> Direct<'a> {
             Some((start, end, _)) => out.push_str(&self.text[start - 1..=end]),
             None => write_json_string(&self.parser.parse_string().ok()?, out),
         }
+        Some(Written::Value)
+    }
+
+    /// The bare word `raw`: the next raw string, escaped as
+    /// `JSON.stringify` would have written it.
+    fn raw_string(&mut self, out: &mut String) -> Option<Written> {
+        let rest = &self.text.as_bytes()[self.parser.pos..];
+        if !rest.starts_with(b"raw") || rest.get(3).is_some_and(u8::is_ascii_alphabetic) {
+            return None;
+        }
+        write_json_str(self.strings.get(self.next_string)?, out);
+        self.next_string += 1;
+        self.parser.pos += 3;
         Some(Written::Value)
     }
 
@@ -426,9 +469,46 @@ impl<'a> Direct<'a> {
 mod tests {
     use super::*;
     use crate::json::parse;
+    use crate::JsString;
 
     fn canon(text: &str) -> Result<String> {
         canonicalize(&parse_lowered(text).unwrap())
+    }
+
+    fn with_strings(text: &str, strings: &[&str]) -> Result<String> {
+        let mut out = String::new();
+        canonicalize_lowered_with_strings_into(text, strings, &mut out).map(|()| out)
+    }
+
+    #[test]
+    fn raw_strings_canonicalize_as_their_json_literals_would() {
+        let strings = ["tab\t \"quoted\" back\\slash \u{1} \u{1f} é 😀 \n", "raw", ""];
+        let literals: Vec<String> = strings.iter().map(|s| crate::json::to_json(&Value::String(JsString::from(*s)))).collect();
+        for (raw, ordinary) in [
+            ("raw", literals[0].clone()),
+            ("{\"z\":raw,\"a\":[raw, raw ,1]}", format!("{{\"z\":{},\"a\":[{},{},1]}}", literals[0], literals[1], literals[2])),
+            ("[{\"raw\":raw},\"raw\",undefined,raw,raw]", format!("[{{\"raw\":{}}},\"raw\",undefined,{},{}]", literals[0], literals[1], literals[2])),
+        ] {
+            let count = raw.matches("raw").count() - raw.matches("\"raw\"").count();
+            assert_eq!(with_strings(raw, &strings[..count]), canon(&ordinary), "{raw}");
+        }
+    }
+
+    #[test]
+    fn raw_strings_must_be_used_once_each_and_only_as_values() {
+        for (text, strings) in [
+            ("raw", &["a", "b"][..]),
+            ("[raw,raw]", &["a"][..]),
+            ("{raw:1}", &["a"][..]),
+            ("rawr", &["a"][..]),
+            ("[1,2", &["a"][..]),
+            ("NaN", &["a"][..]),
+        ] {
+            let error = with_strings(text, strings).unwrap_err();
+            assert_eq!(error.kind(), ErrorKind::Syntax, "{text}");
+        }
+        // Without strings the word is not part of the lowered form at all.
+        assert!(canonicalize_lowered("raw").is_err());
     }
 
     #[test]

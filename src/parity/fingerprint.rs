@@ -14,7 +14,7 @@
 
 use std::sync::OnceLock;
 
-use crate::canonical::{canonicalize_into, canonicalize_lowered_into};
+use crate::canonical::{canonicalize_into, canonicalize_lowered_into, canonicalize_lowered_with_strings_into};
 use crate::error::Result;
 use crate::js_string::JsString;
 use crate::json::Value;
@@ -70,6 +70,35 @@ pub fn fingerprint_key_material(key_material: &Value) -> Result<String> {
 pub fn fingerprint_lowered_tool_call(tool_name: &JsString, key_material: &str) -> Result<String> {
     let mut text = call_prefix(tool_name, key_material.len());
     canonicalize_lowered_into(key_material, &mut text)?;
+    Ok(sha256_hex(text.as_bytes()))
+}
+
+/// [`fingerprint_lowered_tool_call`] over lowered text whose large
+/// strings cross raw: each bare word `raw` in `key_material` stands for the
+/// next of `strings`, unescaped (the binding's form for plain data that
+/// carries long strings, e.g. the file of an edit: copying their UTF-8 is
+/// far cheaper in JS than `JSON.stringify`). The fingerprint is the one the
+/// same value lowered the ordinary way has.
+///
+/// # Errors
+/// [`crate::ErrorKind::Syntax`] if the text is not plain lowered JSON or
+/// does not use every string exactly once; the caller then sends the
+/// ordinary lowered text (this form never reports the reference's errors).
+///
+/// ```
+/// use doom_loop::{fingerprint::*, JsString};
+/// let tool = JsString::from("edit");
+/// let raw = fingerprint_lowered_tool_call_with_strings(&tool, r#"{"path":"a.py","content":raw}"#, &["x = \"1\"\n"]).unwrap();
+/// let text = fingerprint_lowered_tool_call(&tool, r#"{"content":"x = \"1\"\n","path":"a.py"}"#).unwrap();
+/// assert_eq!(raw, text);
+/// ```
+pub fn fingerprint_lowered_tool_call_with_strings(tool_name: &JsString, key_material: &str, strings: &[&str]) -> Result<String> {
+    // Room for the quotes and an escape every eighth byte (source code has
+    // one every ~17): growing a megabyte buffer midway costs a quarter of
+    // the escaping.
+    let room = key_material.len() + strings.iter().map(|s| s.len() + s.len() / 8 + 2).sum::<usize>();
+    let mut text = call_prefix(tool_name, room);
+    canonicalize_lowered_with_strings_into(key_material, strings, &mut text)?;
     Ok(sha256_hex(text.as_bytes()))
 }
 

@@ -29,7 +29,9 @@ use indexmap::{IndexMap, IndexSet};
 use crate::beyond::{BeyondState, BUDGET, NO_PROGRESS, TOOL_CYCLE, TOOL_FAILURE};
 use crate::config::ResolvedConfig;
 use crate::error::Result;
-use crate::fingerprint::{fingerprint_lowered_tool_call, fingerprint_string, fingerprint_tool_call};
+use crate::fingerprint::{
+    fingerprint_lowered_tool_call, fingerprint_lowered_tool_call_with_strings, fingerprint_string, fingerprint_tool_call,
+};
 use crate::js_string::JsString;
 use crate::json::{js_number, sorted, write_json_string, Value};
 use crate::ladder::{resolve_ladder_action, Action, LadderOptions};
@@ -417,6 +419,24 @@ impl DoomLoopMonitor {
         options: &RecordOptions,
     ) -> Result<CallRecord> {
         let fingerprint = JsString::from(fingerprint_lowered_tool_call(tool_name, key_material)?);
+        Ok(self.record_fingerprint(tool_name, fingerprint, round, options))
+    }
+
+    /// [`DoomLoopMonitor::record_lowered_call`] over lowered text whose
+    /// large strings cross raw (see
+    /// [`crate::fingerprint::fingerprint_lowered_tool_call_with_strings`]).
+    ///
+    /// # Errors
+    /// As that function; the monitor's state is unchanged then.
+    pub fn record_lowered_call_with_strings(
+        &mut self,
+        tool_name: &JsString,
+        key_material: &str,
+        strings: &[&str],
+        round: f64,
+        options: &RecordOptions,
+    ) -> Result<CallRecord> {
+        let fingerprint = JsString::from(fingerprint_lowered_tool_call_with_strings(tool_name, key_material, strings)?);
         Ok(self.record_fingerprint(tool_name, fingerprint, round, options))
     }
 

@@ -35,6 +35,18 @@ const pick = (xs) => xs[int(xs.length)];
 const STRINGS = ['', 'a', 'b', '__proto__', 'constructor', 'toString', '0', '1', '10', '\uD800', '\uDC00x', '😀', 'é', 'a\nb', '"', '\\', ' ', 'A', 'Z', 'z'];
 const NUMBERS = [0, -0, 1, -1, 1.5, 1e21, 1e-7, 5e-324, 2 ** 53, -1e308, 0.1, 100, NaN, Infinity, -Infinity];
 
+/**
+ * A string around the 1,024 code units from which plain data's strings
+ * cross into wasm raw (js/lower.js), made of the palette's pieces (lone
+ * surrogates included, which keep the ordinary form).
+ */
+function longString() {
+  const target = 1000 + int(60);
+  let out = '';
+  while (out.length < target) out += pick(STRINGS);
+  return out;
+}
+
 function value(depth) {
   const r = int(depth > 4 ? 7 : 12);
   switch (r) {
@@ -42,7 +54,7 @@ function value(depth) {
     case 1: case 2: return pick(NUMBERS);
     case 3: return pick([true, false, null, undefined]);
     case 4: return pick([() => 1, Symbol('s'), 1n, new Date(0), new String('s'), new Number(2)]);
-    case 5: return pick(STRINGS) + int(100);
+    case 5: return next() < 0.2 ? longString() : pick(STRINGS) + int(100);
     case 6: return int(10);
     case 7: case 8: {
       const a = [];

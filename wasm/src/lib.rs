@@ -13,7 +13,10 @@
 
 use doom_loop::canonical::canonicalize_lowered;
 use doom_loop::config::{resolve_doom_loop_option, ResolvedConfig};
-use doom_loop::fingerprint::{fingerprint_lowered_key_material, fingerprint_lowered_tool_call, set_sha256_backend};
+use doom_loop::fingerprint::{
+    fingerprint_lowered_key_material, fingerprint_lowered_tool_call, fingerprint_lowered_tool_call_with_strings,
+    set_sha256_backend,
+};
 use doom_loop::json::{parse_lowered, to_json, write_json_string, Value};
 use doom_loop::ladder::{Ladder, LadderOptions};
 use doom_loop::loop_key::{resolve_loop_key_material, LoopKey, LoopKeyResolution};
@@ -184,6 +187,32 @@ fn io_str(io: &[u8], start: usize, len: usize) -> Option<&str> {
     std::str::from_utf8(io.get(start..start.checked_add(len)?)?).ok()
 }
 
+/// The raw strings the shim wrote at `start`: `count` UTF-8 texts back to
+/// back, `len` bytes in all, then their byte lengths as little-endian
+/// `u32`s. `None` if any bound, length or UTF-8 is wrong.
+fn io_strings(io: &[u8], start: usize, len: usize, count: usize) -> Option<Vec<&str>> {
+    let table = start.checked_add(len)?;
+    let lengths = io.get(table..table.checked_add(count.checked_mul(4)?)?)?;
+    let mut at = start;
+    let mut strings = Vec::with_capacity(count);
+    for length in lengths.chunks_exact(4) {
+        let length = usize::try_from(u32::from_le_bytes(length.try_into().ok()?)).ok()?;
+        strings.push(io_str(io, at, length)?);
+        at = at.checked_add(length)?;
+    }
+    (at == table).then_some(strings)
+}
+
+/// A tool call's fingerprint from lowered key material and the raw strings
+/// it refers to (none: the ordinary lowered text).
+fn fingerprint_io_call(tool: &JsString, material: &str, strings: &[&str]) -> Option<String> {
+    if strings.is_empty() {
+        fingerprint_lowered_tool_call(tool, material).ok()
+    } else {
+        fingerprint_lowered_tool_call_with_strings(tool, material, strings).ok()
+    }
+}
+
 /// Test support, not API (the shim never calls it): traps the instance
 /// while the I/O buffer is borrowed, the state an out-of-memory abort in
 /// the middle of a record leaves — so the tests can prove that nothing
@@ -196,18 +225,22 @@ pub fn trap_for_tests() {
     })
 }
 
-/// `fingerprintToolCall` over the I/O buffer (tool name, then lowered key
-/// material): the fingerprint (64 hex digits) replaces the input at its
-/// start. `false` on any failure.
+/// `fingerprintToolCall` over the I/O buffer (tool name, lowered key
+/// material, then the raw strings it refers to — see `io_strings`; none
+/// for ordinary lowered text): the fingerprint (64 hex digits) replaces
+/// the input at its start. `false` on any failure.
 #[wasm_bindgen(js_name = fingerprintToolCallIo)]
-pub fn fingerprint_tool_call_io(tool_len: usize, material_len: usize) -> bool {
+pub fn fingerprint_tool_call_io(tool_len: usize, material_len: usize, strings_len: usize, strings_count: usize) -> bool {
     IO.with(|io| {
         let Ok(mut io) = io.try_borrow_mut() else {
             return false;
         };
-        let fingerprint = io_str(&io, 0, tool_len).zip(io_str(&io, tool_len, material_len)).and_then(
-            |(tool, material)| fingerprint_lowered_tool_call(&JsString::from(tool), material).ok(),
-        );
+        let fingerprint = (|| {
+            let tool = JsString::from(io_str(&io, 0, tool_len)?);
+            let material = io_str(&io, tool_len, material_len)?;
+            let strings = io_strings(&io, tool_len.checked_add(material_len)?, strings_len, strings_count)?;
+            fingerprint_io_call(&tool, material, &strings)
+        })();
         fingerprint.is_some_and(|fingerprint| {
             io_write(&mut io, 0, fingerprint.as_bytes());
             true
@@ -380,8 +413,8 @@ impl Monitor {
     }
 
     /// `recordToolCall` over the I/O buffer (see `fingerprintToolCallIo`),
-    /// which holds the tool name, the lowered key material and the lowered
-    /// options. Leaves there the fingerprint (64 hex digits), the streak as
+    /// which holds the tool name, the lowered key material, the lowered
+    /// options, then the raw strings of the key material. Leaves there the fingerprint (64 hex digits), the streak as
     /// a little-endian f64, then the verdict's JSON if any; returns
     /// `2 × verdict length + duplicateInRound`, or `-1` on failure (nothing
     /// recorded).
@@ -392,6 +425,8 @@ impl Monitor {
         material_len: usize,
         options_len: usize,
         round: f64,
+        strings_len: usize,
+        strings_count: usize,
     ) -> f64 {
         IO.with(|io| {
             let Ok(mut io) = io.try_borrow_mut() else {
@@ -401,8 +436,14 @@ impl Monitor {
                 let tool = JsString::from(io_str(&io, 0, tool_len)?);
                 let material = io_str(&io, tool_len, material_len)?;
                 let options = io_str(&io, tool_len.checked_add(material_len)?, options_len)?;
+                let options_end = tool_len.checked_add(material_len)?.checked_add(options_len)?;
+                let strings = io_strings(&io, options_end, strings_len, strings_count)?;
                 let options = RecordOptions::from_js(Some(&parse_lowered(options).ok()?));
-                self.inner.record_lowered_call(&tool, material, round, &options).ok()
+                if strings.is_empty() {
+                    self.inner.record_lowered_call(&tool, material, round, &options).ok()
+                } else {
+                    self.inner.record_lowered_call_with_strings(&tool, material, &strings, round, &options).ok()
+                }
             })();
             let Some(record) = record else {
                 return -1.0;

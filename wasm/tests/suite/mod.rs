@@ -135,7 +135,7 @@ fn io_fingerprint_survives_memory_growth() -> Outcome {
 
     let lengths = write_io(&["bash", material])?;
     let stale = view(io_buffer(64), 64)?;
-    assert!(fingerprint_tool_call_io(lengths[0], lengths[1]));
+    assert!(fingerprint_tool_call_io(lengths[0], lengths[1], 0, 0));
     assert_eq!(utf8(read_io(64)?)?, expected);
 
     let _held = grow_memory(8 << 20)?;
@@ -143,7 +143,7 @@ fn io_fingerprint_survives_memory_growth() -> Outcome {
     assert_eq!(stale.length(), 0, "a view of the old memory should be detached");
 
     let lengths = write_io(&["bash", material])?;
-    assert!(fingerprint_tool_call_io(lengths[0], lengths[1]));
+    assert!(fingerprint_tool_call_io(lengths[0], lengths[1], 0, 0));
     assert_eq!(utf8(read_io(64)?)?, expected);
     Ok(())
 }
@@ -155,7 +155,7 @@ fn io_buffer_growth_to_megabytes_keeps_the_input() -> Outcome {
     let big_material = format!("{{\"blob\":\"{}\"}}", "x".repeat(4 << 20));
     let expected = fingerprint_tool_call("\"bash\"", &big_material)?;
     let lengths = write_io(&["bash", &big_material])?;
-    assert!(fingerprint_tool_call_io(lengths[0], lengths[1]));
+    assert!(fingerprint_tool_call_io(lengths[0], lengths[1], 0, 0));
     assert_eq!(utf8(read_io(64)?)?, expected);
     Ok(())
 }
@@ -172,7 +172,7 @@ fn io_record_verdict_longer_than_the_buffer_is_read_whole() -> Outcome {
     let mut saw_verdict = false;
     for round in 1..=4 {
         let lengths = write_io(&[&tool, material, "{}"])?;
-        let packed = through_io.record_tool_call_io(lengths[0], lengths[1], lengths[2], f64::from(round));
+        let packed = through_io.record_tool_call_io(lengths[0], lengths[1], lengths[2], f64::from(round), 0, 0);
         let expected = through_strings.record_tool_call(&format!("\"{tool}\""), material, f64::from(round), "{}")?;
         assert!(packed >= 0.0, "round {round}: the I/O record failed");
         let verdict_len = (packed as usize) / 2;
