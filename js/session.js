@@ -13,8 +13,8 @@
 // the full module. Top-level names must not clash with the other shim
 // files (the CommonJS build concatenates them).
 
-import { lower, lowerKeyMaterial } from './lower.js';
-import { core } from './core.js';
+import { lower, lowerKeyMaterial, lowerKeyMaterialForIo } from './lower.js';
+import { core, writeStrings } from './core.js';
 import { toolingGlue } from './tooling.js';
 import { resolveOptionWith, resolveLoopKeyWith, coreConfig } from './option.js';
 
@@ -76,6 +76,13 @@ function runDecision(call) {
 }
 
 /** Drops the core's `null`s for the JS shape: `verdict: null` stays, as documented. */
+/** A lowered call's text; its raw strings (`lowerKeyMaterialForIo`), if any, appended to `strings`. */
+function textOf(lowered, strings) {
+  if (typeof lowered === 'string') return lowered;
+  strings.push(...lowered.strings);
+  return lowered.text;
+}
+
 function parseAnswer(json) {
   const answer = JSON.parse(json);
   if (answer.warnings) for (const warning of answer.warnings) console.warn(warning);
@@ -185,7 +192,7 @@ export class DoomLoopSession {
     }
   }
 
-  /** One call as the core reads it (lowered JSON text). */
+  /** One call as the core reads it: lowered JSON text, or `{ text, strings }` when its arguments carry long strings raw. */
   #lowerCall(call) {
     const name = String(call.toolName);
     const id = JSON.stringify(String(call.id ?? ''));
@@ -225,29 +232,34 @@ export class DoomLoopSession {
         }
       }
     }
-    let argsText;
+    let lowered;
     try {
-      argsText = malformed ? JSON.stringify(String(args)) : lowerKeyMaterial(args);
+      // Long strings (an edit's file) cross raw, as on the monitor's path.
+      lowered = malformed ? JSON.stringify(String(args)) : lowerKeyMaterialForIo(args);
     } catch (error) {
       console.warn(`[DoomLoop] a "${name}" call cannot be fingerprinted; not monitoring it:`, error);
-      argsText = 'null';
+      lowered = 'null';
       key = ',"key":"exempt"';
     }
-    return `{"id":${id},"toolName":${JSON.stringify(name)},"args":${argsText},"malformed":${malformed}${key}}`;
+    const text = (argsText) => `{"id":${id},"toolName":${JSON.stringify(name)},"args":${argsText},"malformed":${malformed}${key}}`;
+    return typeof lowered === 'string' ? text(lowered) : { text: text(lowered.text), strings: lowered.strings };
   }
 
+  /** Lowered calls as the core reads them: `[text, strings]`, the raw strings in order. */
   #lowerCalls(calls) {
-    return `[${(Array.isArray(calls) ? calls : []).map((call) => this.#lowerOnce(call)).join(',')}]`;
+    const strings = [];
+    const texts = (Array.isArray(calls) ? calls : []).map((call) => textOf(this.#lowerOnce(call), strings));
+    return [`[${texts.join(',')}]`, strings];
   }
 
   #lowerOnce(call) {
     if (typeof call !== 'object' || call === null) return this.#lowerCall(call ?? {});
-    let text = this.#lowered.get(call);
-    if (text === undefined) {
-      text = this.#lowerCall(call);
-      this.#lowered.set(call, text);
+    let lowered = this.#lowered.get(call);
+    if (lowered === undefined) {
+      lowered = this.#lowerCall(call);
+      this.#lowered.set(call, lowered);
     }
-    return text;
+    return lowered;
   }
 
   /**
@@ -260,7 +272,9 @@ export class DoomLoopSession {
     if (!this.#live()) return neutral();
     return this.#guard(() => {
       const text = typeof response?.text === 'string' ? JSON.stringify(response.text) : 'null';
-      const outcome = parseAnswer(this.#inner.onResponse(`{"text":${text},"calls":${this.#lowerCalls(calls)}}`));
+      const [callsText, strings] = this.#lowerCalls(calls);
+      const lowered = `{"text":${text},"calls":${callsText}}`;
+      const outcome = parseAnswer(this.#inner.onResponse(lowered, writeStrings(0, strings), strings.length));
       for (const verdict of outcome.verdicts) this.#detected(verdict);
       return {
         round: outcome.round,
@@ -275,7 +289,9 @@ export class DoomLoopSession {
   onCall(call) {
     if (!this.#live()) return runDecision(call);
     return this.#guard(() => {
-      const decision = parseAnswer(this.#inner.onCall(this.#lowerOnce(call)));
+      const strings = [];
+      const text = textOf(this.#lowerOnce(call), strings);
+      const decision = parseAnswer(this.#inner.onCall(text, writeStrings(0, strings), strings.length));
       if (!decision.duplicateInRound) this.#detected(decision.verdict);
       return decision;
     }, () => runDecision(call));
@@ -449,7 +465,10 @@ export class DoomLoopSession {
   /** Would these calls, as the next round, halt the run? The session is unchanged. */
   wouldHalt(calls) {
     if (!this.#live()) return false;
-    return this.#guard(() => this.#inner.wouldHalt(this.#lowerCalls(calls)), false);
+    return this.#guard(() => {
+      const [callsText, strings] = this.#lowerCalls(calls);
+      return this.#inner.wouldHalt(callsText, writeStrings(0, strings), strings.length);
+    }, false);
   }
 
   /** The queued steer guidance (joined by newlines), consumed; null when none. */

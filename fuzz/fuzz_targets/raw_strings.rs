@@ -1,5 +1,6 @@
-//! `fingerprint_lowered_tool_call_with_strings`: lowered text whose strings
-//! cross raw (the binding's form for plain data with long strings).
+//! `fingerprint_lowered_tool_call_with_strings` and
+//! `parse_lowered_with_strings`: lowered text whose strings cross raw (the
+//! binding's form for plain data with long strings).
 //!
 //! The input is lowered text; every value `parse_lowered` reads is written
 //! back in the raw form — each string value, chosen by the input's first
@@ -7,12 +8,13 @@
 //! - the call never panics, on the raw form or on the text as it came
 //!   (with strings made of the input's parts, which need not match);
 //! - where canonicalization succeeds, the raw form's fingerprint is
-//!   `sha256(tool + "\n" + canonical)`: the raw form never changes an
+//!   `sha256(tool + "\n" + canonical)`, and the value the raw form parses
+//!   to canonicalizes to the same text: the raw form never changes an
 //!   answer, and plain data never needs the ordinary form's retry.
 #![no_main]
 
 use doom_loop::fingerprint::{fingerprint_lowered_tool_call_with_strings, sha256_hex};
-use doom_loop::json::{parse_lowered, write_json_string, write_number, Value};
+use doom_loop::json::{parse_lowered, parse_lowered_with_strings, write_json_string, write_number, Value};
 use doom_loop::{canonicalize, JsString};
 use libfuzzer_sys::fuzz_target;
 
@@ -70,6 +72,7 @@ fuzz_target!(|data: &[u8]| {
     // Arbitrary text with arbitrary strings: an error or a fingerprint, never a panic.
     let parts: Vec<&str> = text.split('\u{1}').collect();
     let _ = fingerprint_lowered_tool_call_with_strings(&tool, parts[0], &parts[1..]);
+    let _ = parse_lowered_with_strings(parts[0], &parts[1..]);
 
     let Ok(value) = parse_lowered(text) else {
         return;
@@ -92,4 +95,7 @@ fuzz_target!(|data: &[u8]| {
         Ok(fp) => assert_eq!(fp, expected, "raw form {raw_text:?} with {strings:?} differs from {text:?}"),
         Err(e) => panic!("raw form {raw_text:?} with {strings:?} of {text:?} refused: {e}"),
     }
+    let parsed = parse_lowered_with_strings(&raw_text, &borrowed)
+        .unwrap_or_else(|e| panic!("raw form {raw_text:?} with {strings:?} of {text:?} does not parse: {e}"));
+    assert_eq!(canonicalize(&parsed).as_deref(), Ok(canonical.as_str()), "parsed raw form of {text:?}");
 });

@@ -424,6 +424,34 @@ pub fn parse_lowered(text: &str) -> Result<Value> {
     Parser::new(text.as_bytes(), true).parse_document()
 }
 
+/// [`parse_lowered`] for text whose long strings were handed over raw: the
+/// bare word `raw` (a value, never a key) stands for the next of `strings`,
+/// unescaped — the binding's form for plain data that carries a file (see
+/// [`crate::fingerprint::fingerprint_lowered_tool_call_with_strings`]).
+///
+/// # Errors
+/// As [`parse`], and a syntax error if `text` does not use every string
+/// exactly once.
+///
+/// ```
+/// use doom_loop::{json::{parse_lowered, parse_lowered_with_strings}};
+/// let raw = parse_lowered_with_strings(r#"{"content":raw,"n":1}"#, &["a \"b\"\n"]).unwrap();
+/// assert_eq!(raw, parse_lowered(r#"{"content":"a \"b\"\n","n":1}"#).unwrap());
+/// ```
+pub fn parse_lowered_with_strings(text: &str, strings: &[&str]) -> Result<Value> {
+    let mut parser = Parser::new(text.as_bytes(), true);
+    parser.strings = strings;
+    let value = parser.parse_document()?;
+    if parser.next_string != strings.len() {
+        return Err(Error::syntax(format!(
+            "lowered text names {} of its {} raw strings",
+            parser.next_string,
+            strings.len()
+        )));
+    }
+    Ok(value)
+}
+
 /// Bytes that end a verbatim run inside a string literal: the closing
 /// quote, a backslash, and control characters (an error in JSON).
 const STRING_STOP: [bool; 256] = {
@@ -494,6 +522,10 @@ pub(crate) struct Parser<'a> {
     bytes: &'a [u8],
     pub(crate) pos: usize,
     lowered: bool,
+    /// The raw strings the bare word `raw` stands for, in order
+    /// ([`parse_lowered_with_strings`]).
+    strings: &'a [&'a str],
+    next_string: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -502,6 +534,8 @@ impl<'a> Parser<'a> {
             bytes,
             pos: 0,
             lowered,
+            strings: &[],
+            next_string: 0,
         }
     }
 
@@ -527,7 +561,7 @@ impl<'a> Parser<'a> {
         self.bytes.get(self.pos).copied()
     }
 
-    fn parse_document(mut self) -> Result<Value> {
+    fn parse_document(&mut self) -> Result<Value> {
         let value = self.parse_value()?;
         self.skip_ws();
         if self.pos != self.bytes.len() {
@@ -669,6 +703,10 @@ impl<'a> Parser<'a> {
                 b"bigint" => Value::BigInt,
                 b"circular" => Value::Circular,
                 b"hole" if in_array => Value::Hole,
+                b"raw" if self.next_string < self.strings.len() => {
+                    self.next_string += 1;
+                    Value::String(JsString::from(self.strings[self.next_string - 1]))
+                }
                 _ => {
                     self.pos = start;
                     return Err(self.error("Unexpected token"));
@@ -1012,6 +1050,19 @@ fn write_value(value: &Value, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn raw_strings_parse_into_the_string_values_they_stand_for() {
+        let strings = ["a \"b\"\n\u{1} é 😀", "raw", ""];
+        let parsed = parse_lowered_with_strings(r#"[raw,{"raw":raw},"raw",raw]"#, &strings).unwrap();
+        let ordinary = r#"["a \"b\"\n\u0001 é 😀",{"raw":"raw"},"raw",""]"#;
+        assert_eq!(parsed, parse_lowered(ordinary).unwrap());
+        for (text, strings) in [("raw", &["a", "b"][..]), ("[raw,raw]", &["a"][..]), ("{raw:1}", &["a"][..]), ("rawr", &["a"][..])] {
+            assert_eq!(parse_lowered_with_strings(text, strings).unwrap_err().kind(), ErrorKind::Syntax, "{text}");
+        }
+        // Without strings the word is not part of the lowered form.
+        assert!(parse_lowered("raw").is_err());
+    }
 
     #[test]
     fn numbers_round_like_json_parse() {

@@ -129,3 +129,21 @@ test('regression: multi-byte key material that fills the reserved room leaves th
     assert.equal(record.fingerprint, expected('edit', value), `${n} two-byte characters`);
   }
 });
+
+test('the session engine (withDoomLoop, the framework adapters) takes the raw form too', () => {
+  const session = new pkg.DoomLoopSession({ doomLoop: true });
+  const edit = (i) => ({ file_path: `src/${i % 2}.ts`, old_string: long(1500), new_string: long(6000 + (i % 2)) });
+  for (let round = 1; round <= 3; round++) {
+    // Two calls a round, each with two raw strings: their order must hold across calls.
+    const calls = [0, 1].map((i) => ({ id: `c${round}${i}`, toolName: 'edit', args: edit(i) }));
+    assert.equal(session.wouldHalt(calls), false, `round ${round}`);
+    const outcome = session.onResponse({ text: 'editing', calls });
+    outcome.decisions.forEach((decision, i) => {
+      assert.equal(decision.fingerprint, expected('edit', edit(i)), `round ${round}, call ${i}`);
+      assert.equal(decision.streak, round);
+    });
+  }
+  const single = session.onCall({ id: 'solo', toolName: 'write', args: { path: 'b.md', content: long(3000, '€') } });
+  assert.equal(single.fingerprint, expected('write', { path: 'b.md', content: long(3000, '€') }));
+  assert.equal(session.getState().tools.edit.fingerprint, expected('edit', edit(1)));
+});

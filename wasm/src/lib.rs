@@ -17,7 +17,7 @@ use doom_loop::fingerprint::{
     fingerprint_lowered_key_material, fingerprint_lowered_tool_call, fingerprint_lowered_tool_call_with_strings,
     set_sha256_backend,
 };
-use doom_loop::json::{parse_lowered, to_json, write_json_string, Value};
+use doom_loop::json::{parse_lowered, parse_lowered_with_strings, to_json, write_json_string, Value};
 use doom_loop::ladder::{Ladder, LadderOptions};
 use doom_loop::loop_key::{resolve_loop_key_material, LoopKey, LoopKeyResolution};
 use doom_loop::monitor::{DeclaredCall, RecordOptions};
@@ -86,6 +86,20 @@ fn host_sha256(bytes: &[u8]) -> Option<[u8; 32]> {
 
 fn lowered(text: &str) -> Result<Value> {
     Ok(parse_lowered(text)?)
+}
+
+/// `text` lowered with raw strings the shim wrote at the start of the I/O
+/// buffer (see `io_strings`; none: ordinary lowered text).
+fn lowered_with_io_strings(text: &str, strings_len: usize, strings_count: usize) -> Result<Value> {
+    if strings_count == 0 {
+        return lowered(text);
+    }
+    IO.with(|io| {
+        let io = io.try_borrow().map_err(|_| Error::new(ErrorKind::InvalidArgument, "the I/O buffer is in use"))?;
+        let strings = io_strings(&io, 0, strings_len, strings_count)
+            .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "the raw strings in the I/O buffer are malformed"))?;
+        Ok(parse_lowered_with_strings(text, &strings)?)
+    })
 }
 
 fn lowered_string(text: &str) -> Result<JsString> {

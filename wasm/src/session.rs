@@ -10,7 +10,7 @@ use doom_loop::session::{
 use doom_loop::{Error, ErrorKind, JsString, ResolvedConfig};
 use wasm_bindgen::prelude::*;
 
-use crate::{json_strings, lowered, lowered_string, Result};
+use crate::{json_strings, lowered, lowered_string, lowered_with_io_strings, Result};
 
 fn invalid(message: &str) -> Error {
     Error::new(ErrorKind::Type, message)
@@ -118,10 +118,12 @@ impl Session {
         json_strings(&self.inner.take_warnings())
     }
 
-    /// `onResponse` over a lowered `{text, calls}`; the round outcome.
+    /// `onResponse` over a lowered `{text, calls}` (its calls' long
+    /// strings raw in the I/O buffer: `strings_len` bytes, `strings_count`
+    /// strings); the round outcome.
     #[wasm_bindgen(js_name = onResponse)]
-    pub fn on_response(&mut self, response: &str) -> Result<String> {
-        let response = lowered(response)?;
+    pub fn on_response(&mut self, response: &str, strings_len: usize, strings_count: usize) -> Result<String> {
+        let response = lowered_with_io_strings(response, strings_len, strings_count)?;
         let object = response.as_object().ok_or_else(|| invalid("a response must be an object"))?;
         let text = match object.get("text") {
             Some(Value::String(s)) => Some(s.clone()),
@@ -132,10 +134,11 @@ impl Session {
         Ok(self.answer(&outcome.to_json()))
     }
 
-    /// One call seen alone (recorded into the current round); its decision.
+    /// One call seen alone (recorded into the current round; long strings
+    /// as in `onResponse`); its decision.
     #[wasm_bindgen(js_name = onCall)]
-    pub fn on_call(&mut self, call: &str) -> Result<String> {
-        let call = call_from(&lowered(call)?)?;
+    pub fn on_call(&mut self, call: &str, strings_len: usize, strings_count: usize) -> Result<String> {
+        let call = call_from(&lowered_with_io_strings(call, strings_len, strings_count)?)?;
         let decision = self.inner.on_call(call);
         Ok(self.answer(&decision.to_json()))
     }
@@ -222,10 +225,11 @@ impl Session {
         self.inner.resume_halt();
     }
 
-    /// Would these lowered calls, as the next round, halt the run?
+    /// Would these lowered calls (long strings as in `onResponse`), as the
+    /// next round, halt the run?
     #[wasm_bindgen(js_name = wouldHalt)]
-    pub fn would_halt(&self, calls: &str) -> Result<bool> {
-        Ok(self.inner.would_halt(&calls_from(&lowered(calls)?)?))
+    pub fn would_halt(&self, calls: &str, strings_len: usize, strings_count: usize) -> Result<bool> {
+        Ok(self.inner.would_halt(&calls_from(&lowered_with_io_strings(calls, strings_len, strings_count)?)?))
     }
 
     /// The queued guidance (a JSON string or null), consumed.
