@@ -294,3 +294,19 @@ fn import_result_matching_quadratic_no_more_results_matched_by_key() {
     };
     assert_linear("result matching", &run, 1_000);
 }
+
+/// Fuzz finding (import_bytes, CI 2026-12-02): a pi session whose messages
+/// carry calls of another format asked for the line of each message, but a
+/// pi session's messages are rebuilt from its entries and have none — an
+/// index out of bounds. The warning now names the message's position.
+#[test]
+fn regression_pi_session_with_calls_of_another_format_warns_instead_of_panicking() {
+    let bytes = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pi-session-mixed-formats.jsonl")).unwrap();
+    let runs = import_bytes(&bytes, "pi.jsonl");
+    assert_eq!(runs.len(), 1);
+    let warnings = &runs[0].warnings;
+    assert!(
+        warnings.iter().any(|w| w.contains("another format") && w.contains("pi.jsonl, message ")),
+        "{warnings:?}"
+    );
+}

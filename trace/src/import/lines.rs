@@ -718,7 +718,13 @@ impl<'n> JsonLines<'n> {
             ));
         }
         if let (Value::Array(items), Some(format)) = (&messages, run.format) {
-            if let Some(warning) = super::mixed_formats(items, format, |i| self.place(self.message_lines[i])) {
+            // A pi session's messages are rebuilt from its entries, so they
+            // have no line each: the message's position stands in.
+            let place = |i: usize| match self.message_lines.get(i) {
+                Some(&line) => self.place(line),
+                None => format!("{}, message {}", self.name, i + 1),
+            };
+            if let Some(warning) = super::mixed_formats(items, format, place) {
                 run.warnings.push(warning);
             }
         }
