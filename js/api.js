@@ -11,7 +11,7 @@
 // that need the caller's live JS objects — calling a `loopKey` function,
 // and reading the selected fields of the caller's own arguments object.
 
-import { lower, lowerKeyMaterial, lowerKeyMaterialForIo, textArg, isWellFormed, MAX_CANONICALIZE_DEPTH } from './lower.js';
+import { lower, lowerKeyMaterial, lowerKeyMaterialForIo, ioText, ioStrings, textArg, isWellFormed, MAX_CANONICALIZE_DEPTH } from './lower.js';
 import { core, assertReady, isDead, writeCall, writeStrings, readFingerprint, readRecord } from './core.js';
 import { resolveOptionWith, resolveLoopKeyWith, coreConfig } from './option.js';
 
@@ -59,8 +59,6 @@ export function canonicalizeKeyMaterial(value) {
   return core.canonicalize(lowerKeyMaterial(value));
 }
 
-/** Key material lowered without raw strings (`lowerKeyMaterialForIo`). */
-const NO_STRINGS = Object.freeze([]);
 let refusedRawForm = false;
 
 /**
@@ -81,16 +79,21 @@ export function fingerprintToolCallSync(toolName, keyMaterial) {
   // A template literal, as the reference's: a symbol name throws.
   const name = `${toolName}`;
   let material = lowerKeyMaterialForIo(keyMaterial);
+  if (fingerprintThroughIo(name, material)) return readFingerprint();
   if (typeof material !== 'string') {
-    const [toolLength, materialLength] = writeCall(name, material.text);
-    const stringsLength = writeStrings(toolLength + materialLength, material.strings);
-    if (core.fingerprintToolCallIo(toolLength, materialLength, stringsLength, material.strings.length)) return readFingerprint();
     material = rawFormRefused(keyMaterial);
+    if (fingerprintThroughIo(name, material)) return readFingerprint();
   }
-  const [toolLength, materialLength] = writeCall(name, material);
-  if (core.fingerprintToolCallIo(toolLength, materialLength, 0, 0)) return readFingerprint();
   // Failed (bad key material): the string API throws the core's error.
   return core.fingerprintToolCall(toolNameArg(name), material);
+}
+
+/** One attempt through the I/O buffer with key material lowered for it; true if the core answered. */
+function fingerprintThroughIo(name, lowered) {
+  const strings = ioStrings(lowered);
+  const [toolLength, materialLength] = writeCall(name, ioText(lowered));
+  const stringsLength = writeStrings(toolLength + materialLength, strings);
+  return core.fingerprintToolCallIo(toolLength, materialLength, stringsLength, strings.length);
 }
 
 export function fingerprintKeyMaterialSync(keyMaterial) {
@@ -326,9 +329,8 @@ export class DoomLoopMonitor {
     // The buffer carries the tool name as UTF-8, which a lone surrogate
     // would not survive: such names take the string API.
     if (isWellFormed(name)) {
-      const text = typeof material === 'string' ? material : material.text;
-      const [toolLength, materialLength, optionsLength] = writeCall(name, text, optionsText);
-      const strings = typeof material === 'string' ? NO_STRINGS : material.strings;
+      const [toolLength, materialLength, optionsLength] = writeCall(name, ioText(material), optionsText);
+      const strings = ioStrings(material);
       const stringsLength = writeStrings(toolLength + materialLength + optionsLength, strings);
       const packed = monitor.recordToolCallIo(toolLength, materialLength, optionsLength, round, stringsLength, strings.length);
       if (packed >= 0) return readRecord(packed);

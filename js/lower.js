@@ -95,6 +95,19 @@ function lowerFor(value, rawStrings) {
   return strings.length > 0 ? { text, strings } : text;
 }
 
+/** No raw strings: what a lowering that is plain text carries beside it. */
+const NO_STRINGS = Object.freeze([]);
+
+/** The text of a `lowerKeyMaterialForIo` answer. */
+export const ioText = (lowered) => (typeof lowered === 'string' ? lowered : lowered.text);
+
+/** The raw strings of a `lowerKeyMaterialForIo` answer, in order (none for plain text). */
+export const ioStrings = (lowered) => (typeof lowered === 'string' ? NO_STRINGS : lowered.strings);
+
+/** A `lowerKeyMaterialForIo` answer with its text wrapped by `wrap`; the raw strings stay in order. */
+export const wrapIoText = (lowered, wrap) =>
+  typeof lowered === 'string' ? wrap(lowered) : { text: wrap(lowered.text), strings: lowered.strings };
+
 const crossesRaw = (string) => string.length >= RAW_STRING_MIN && isWellFormed(string);
 
 function withRawStrings(value, holders, strings) {

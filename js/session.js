@@ -13,7 +13,7 @@
 // the full module. Top-level names must not clash with the other shim
 // files (the CommonJS build concatenates them).
 
-import { lower, lowerKeyMaterial, lowerKeyMaterialForIo } from './lower.js';
+import { lower, lowerKeyMaterial, lowerKeyMaterialForIo, ioText, ioStrings, wrapIoText, textArg } from './lower.js';
 import { core, writeStrings } from './core.js';
 import { toolingGlue } from './tooling.js';
 import { resolveOptionWith, resolveLoopKeyWith, coreConfig } from './option.js';
@@ -75,12 +75,10 @@ function runDecision(call) {
   };
 }
 
-/** Drops the core's `null`s for the JS shape: `verdict: null` stays, as documented. */
 /** A lowered call's text; its raw strings (`lowerKeyMaterialForIo`), if any, appended to `strings`. */
 function textOf(lowered, strings) {
-  if (typeof lowered === 'string') return lowered;
-  strings.push(...lowered.strings);
-  return lowered.text;
+  strings.push(...ioStrings(lowered));
+  return ioText(lowered);
 }
 
 function parseAnswer(json) {
@@ -242,14 +240,13 @@ export class DoomLoopSession {
       key = ',"key":"exempt"';
     }
     const text = (argsText) => `{"id":${id},"toolName":${JSON.stringify(name)},"args":${argsText},"malformed":${malformed}${key}}`;
-    return typeof lowered === 'string' ? text(lowered) : { text: text(lowered.text), strings: lowered.strings };
+    return wrapIoText(lowered, text);
   }
 
-  /** Lowered calls as the core reads them: `[text, strings]`, the raw strings in order. */
-  #lowerCalls(calls) {
-    const strings = [];
+  /** Lowered calls as the core reads them; their raw strings appended to `strings`, in order. */
+  #lowerCalls(calls, strings) {
     const texts = (Array.isArray(calls) ? calls : []).map((call) => textOf(this.#lowerOnce(call), strings));
-    return [`[${texts.join(',')}]`, strings];
+    return `[${texts.join(',')}]`;
   }
 
   #lowerOnce(call) {
@@ -271,9 +268,11 @@ export class DoomLoopSession {
     const neutral = () => ({ round: 0, textVerdict: null, decisions: calls.map(runDecision), halt: null });
     if (!this.#live()) return neutral();
     return this.#guard(() => {
-      const text = typeof response?.text === 'string' ? JSON.stringify(response.text) : 'null';
-      const [callsText, strings] = this.#lowerCalls(calls);
-      const lowered = `{"text":${text},"calls":${callsText}}`;
+      // A long text crosses raw as well (it comes first in the document,
+      // so its string comes first).
+      const strings = [];
+      const text = typeof response?.text === 'string' ? textOf(lowerKeyMaterialForIo(response.text), strings) : 'null';
+      const lowered = `{"text":${text},"calls":${this.#lowerCalls(calls, strings)}}`;
       const outcome = parseAnswer(this.#inner.onResponse(lowered, writeStrings(0, strings), strings.length));
       for (const verdict of outcome.verdicts) this.#detected(verdict);
       return {
@@ -316,7 +315,9 @@ export class DoomLoopSession {
   onText(text) {
     if (!this.#live() || typeof text !== 'string') return null;
     return this.#guard(() => {
-      const verdict = parseAnswer(this.#inner.onText(JSON.stringify(text)));
+      // As the monitor's recordAssistantText: the text itself, unless a
+      // lone surrogate needs its JSON literal.
+      const verdict = parseAnswer(this.#inner.onText(...textArg(text)));
       this.#detected(verdict);
       return verdict;
     }, null);
@@ -466,7 +467,8 @@ export class DoomLoopSession {
   wouldHalt(calls) {
     if (!this.#live()) return false;
     return this.#guard(() => {
-      const [callsText, strings] = this.#lowerCalls(calls);
+      const strings = [];
+      const callsText = this.#lowerCalls(calls, strings);
       return this.#inner.wouldHalt(callsText, writeStrings(0, strings), strings.length);
     }, false);
   }

@@ -147,3 +147,39 @@ test('the session engine (withDoomLoop, the framework adapters) takes the raw fo
   assert.equal(single.fingerprint, expected('write', { path: 'b.md', content: long(3000, '€') }));
   assert.equal(session.getState().tools.edit.fingerprint, expected('edit', edit(1)));
 });
+
+test('a long response text crosses raw into the session engine, before the calls’ raw strings', () => {
+  const block = 'Let me try that again: the "build" fails é😀.\n\t';
+  // Text that never repeats a block, with escapes and multi-byte characters.
+  const prose = (n) => Array.from({ length: n }, (_, i) => `step ${i * 7919}: "é€😀"\n`).join('').slice(0, n);
+  const texts = {
+    'a repeating block (a verdict)': block.repeat(60),
+    'just under the threshold': prose(MIN - 1),
+    'at the threshold': prose(MIN),
+    'long, no repetition': prose(20000),
+    'long, with a lone surrogate (the ordinary lowering)': `${prose(3000)}\ud800`,
+  };
+  for (const [label, text] of Object.entries(texts)) {
+    const session = new pkg.DoomLoopSession({ doomLoop: true });
+    const monitor = new pkg.DoomLoopMonitor(pkg.resolveDoomLoopOption(true));
+    // The calls' long strings come after the text's in the I/O buffer.
+    const args = { file_path: 'a.ts', new_string: long(2000) };
+    const outcome = session.onResponse({ text, calls: [{ id: 'c1', toolName: 'edit', args }] });
+    assert.deepEqual(outcome.textVerdict ?? undefined, monitor.recordAssistantTextSync(text), label);
+    // A text that stops the run halts its calls unrecorded; the text's
+    // verdict above already shows the strings were not swapped.
+    if (label.startsWith('a repeating')) assert.notEqual(outcome.halt, null, label);
+    else assert.equal(outcome.decisions[0].fingerprint, expected('edit', args), label);
+  }
+  const session = new pkg.DoomLoopSession({ doomLoop: true });
+  assert.notEqual(session.onResponse({ text: texts['a repeating block (a verdict)'], calls: [] }).textVerdict, null);
+});
+
+test('onText hands the text over as the monitor does: itself, or its JSON literal for a lone surrogate', () => {
+  const block = 'Retrying the "same" step é😀\n';
+  for (const text of [block.repeat(50), `${block.repeat(50)}\ud800`, `\udc00${block}`, '']) {
+    const session = new pkg.DoomLoopSession({ doomLoop: true });
+    const monitor = new pkg.DoomLoopMonitor(pkg.resolveDoomLoopOption(true));
+    assert.deepEqual(session.onText(text) ?? undefined, monitor.recordAssistantTextSync(text), JSON.stringify(text.slice(0, 40)));
+  }
+});

@@ -110,7 +110,7 @@ fn lowered_string(text: &str) -> Result<JsString> {
 }
 
 /// A string passed either raw (well formed) or as a JSON literal.
-fn js_text(text: &str, is_json: bool) -> Result<JsString> {
+pub(crate) fn js_text(text: &str, is_json: bool) -> Result<JsString> {
     if is_json {
         lowered_string(text)
     } else {

@@ -10,7 +10,7 @@ use doom_loop::session::{
 use doom_loop::{Error, ErrorKind, JsString, ResolvedConfig};
 use wasm_bindgen::prelude::*;
 
-use crate::{json_strings, lowered, lowered_string, lowered_with_io_strings, Result};
+use crate::{js_text, json_strings, lowered, lowered_string, lowered_with_io_strings, Result};
 
 fn invalid(message: &str) -> Error {
     Error::new(ErrorKind::Type, message)
@@ -161,10 +161,11 @@ impl Session {
         self.inner.end_round();
     }
 
-    /// A response's text alone (a JSON string literal); the verdict or null.
+    /// A response's text alone (itself, or its JSON literal when `is_json`:
+    /// a lone surrogate cannot cross as UTF-8); the verdict or null.
     #[wasm_bindgen(js_name = onText)]
-    pub fn on_text(&mut self, text: &str) -> Result<String> {
-        let text = lowered_string(text)?;
+    pub fn on_text(&mut self, text: &str, is_json: bool) -> Result<String> {
+        let text = js_text(text, is_json)?;
         let verdict = self.inner.on_text(&text);
         Ok(self.answer(&verdict_json(verdict.as_ref())))
     }
