@@ -98,6 +98,9 @@ export class DoomLoopSession {
   #loopKeys;
   #loopOutputKeys;
   #onDetected;
+  // Whether a configured detector reads results' outcomes (else onResult
+  // never lowers a result: often the run's largest values).
+  #readsOutcomes = false;
   #broken = false;
   // A call object is read once (a loopKey function runs once per call): its lowered form.
   #lowered = new WeakMap();
@@ -143,6 +146,7 @@ export class DoomLoopSession {
       }
     }
     this.#inner = new glue.Session(lower(coreConfig(config)), lower(sessionOptions), state);
+    this.#readsOutcomes = this.#inner.readsOutcomes();
     for (const warning of JSON.parse(this.#inner.takeWarnings())) console.warn(warning);
   }
 
@@ -353,7 +357,7 @@ export class DoomLoopSession {
         this.#guard(() => {
           let lowered;
           try {
-            lowered = outcome === undefined ? 'undefined' : lower(outcome);
+            lowered = outcome === undefined || !this.#readsOutcomes ? 'undefined' : lower(outcome);
           } catch (lowerError) {
             console.warn(`[DoomLoop] the result of a "${name}" call cannot be read; recording it without an outcome:`, lowerError);
             lowered = 'undefined';

@@ -78,6 +78,15 @@ impl BeyondConfig {
         *self == BeyondConfig::default()
     }
 
+    /// True when a detector reads what a result showed (novelty- and
+    /// outcome-aware streaks, the progress ledger). Otherwise a result counts
+    /// only as failed or not, and a caller need not read, lower or hand its
+    /// outcome over — tool results (a file read, a test log) are often the
+    /// largest values of a run.
+    pub fn reads_outcomes(&self) -> bool {
+        self.ledger || self.outcomes.is_some() || self.novelty.is_some()
+    }
+
     /// Reads the opt-in keys of a `doomLoop` option (or of a resolved
     /// config's `beyond` object, which has the same shape).
     pub fn from_option(option: Option<&Value>) -> BeyondConfig {

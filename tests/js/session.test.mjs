@@ -137,6 +137,29 @@ test('results: outcome-aware streaks, an async loopOutputKey awaited, a second d
   assert.equal(failing.getState().beyond.failures.deploy, 3);
 });
 
+test('a result is read only when a configured detector reads outcomes', () => {
+  // A getter counts the reads: the defaults (and failure streaks, which
+  // need only failed-or-not) never touch a result, however large.
+  let reads = 0;
+  const result = { get content() { reads += 1; return 'x'.repeat(100_000); } };
+  for (const doomLoop of [true, { failures: true }]) {
+    const session = new DoomLoopSession({ doomLoop });
+    session.onResponse({ calls: [{ id: 'r1', toolName: 'read_file', args: { path: 'a.txt' } }] });
+    const { value, warnings } = quietly(() => session.onResult('r1', result));
+    assert.equal(value, null);
+    assert.deepEqual(warnings, []);
+    assert.equal(reads, 0, JSON.stringify(doomLoop));
+  }
+  // The progress ledger reads it: the same result for changing arguments.
+  const ledger = new DoomLoopSession({ doomLoop: { ledger: true } });
+  for (let i = 1; i <= 4; i++) {
+    ledger.onResponse({ calls: [{ id: `l${i}`, toolName: 'read_file', args: { path: `a${i}.txt` } }] });
+    ledger.onResult(`l${i}`, result);
+  }
+  assert.ok(reads >= 4, `${reads} reads`);
+  assert.ok(ledger.verdicts().length > 0, 'the ledger saw the repeated result');
+});
+
 test('a capability the host lacks skips its rung with one warning', () => {
   const { value: session, warnings } = quietly(() => new DoomLoopSession({ capabilities: { refuse: false } }));
   assert.equal(warnings.length, 1);

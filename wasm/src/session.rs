@@ -189,6 +189,13 @@ impl Session {
         Ok(self.answer(&verdict_json(verdict.as_ref())))
     }
 
+    /// Whether `onResult` reads its outcome (an opt-in detector that needs
+    /// it is configured); when not, the shim passes none.
+    #[wasm_bindgen(js_name = readsOutcomes)]
+    pub fn reads_outcomes(&self) -> bool {
+        self.inner.config().beyond.reads_outcomes()
+    }
+
     /// One response's spend; the verdict or null.
     #[wasm_bindgen(js_name = onSpend)]
     pub fn on_spend(&mut self, amount: f64) -> String {
