@@ -35,13 +35,14 @@
 //   `beyond` key when an opt-in detector below has evidence).
 //
 // Opt-in detectors (config keys `cycles`, `ledger`, `failures`, `budget`,
-// `outcomes`; without them no hook below is registered and a run is unchanged):
+// `outcomes`, `novelty`; without them no hook below is registered and a run is
+// unchanged):
 //
 // * `cycles` is judged inside recordToolCallSync, like the fingerprint
 //   ladder: nothing extra to wire (round preview included).
-// * `ledger` / `failures` / `outcomes`: every executed call the adapter let through is
+// * `ledger` / `failures` / `outcomes` / `novelty`: every executed call the adapter let through is
 //   matched, in `PostToolUse` / `PostToolUseFailure`, to the fingerprint it
-//   was recorded with, and its result fed to recordToolResultSync — outcome
+//   was recorded with, and its result fed to the session's onResult — outcome
 //   from the tool's `loopOutputKey`; failed = threw, or returned an object
 //   with an `error`. Post-execution: never a block. A stop armed there takes
 //   effect at the next `stopWhen`, i.e. after the round's follow-up request;
