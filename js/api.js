@@ -217,6 +217,8 @@ export class DoomLoopMonitor {
   /** Rounds that are not numbers, by identity (see #roundKey). */
   #rounds;
   #declared = false;
+  /** Whether the core's config reads results' outcomes (asked once, on the first result). */
+  #readsOutcomes;
 
   constructor(config, initialState) {
     assertReady();
@@ -379,10 +381,14 @@ export class DoomLoopMonitor {
    * `resolveLoopKeyMaterial(loopOutputKey, result)`), or undefined.
    */
   recordToolResultSync(toolName, inputFingerprint, outcome, failed, round) {
-    const json = this.#monitor().recordToolResult(
+    const monitor = this.#monitor();
+    // A result is read only if a configured detector reads outcomes: tool
+    // results are often the largest values of a run (as in the session).
+    this.#readsOutcomes ??= monitor.readsOutcomes();
+    const json = monitor.recordToolResult(
       toolNameArg(toolName),
       JSON.stringify(String(inputFingerprint)),
-      lower(outcome),
+      this.#readsOutcomes ? lower(outcome) : 'undefined',
       Boolean(failed),
       // The same round key as recordToolCallSync: any round value, compared with `===`.
       this.#roundKey(round),

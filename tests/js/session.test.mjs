@@ -158,6 +158,16 @@ test('a result is read only when a configured detector reads outcomes', () => {
   }
   assert.ok(reads >= 4, `${reads} reads`);
   assert.ok(ledger.verdicts().length > 0, 'the ledger saw the repeated result');
+  // The monitor's recordToolResultSync the same way.
+  reads = 0;
+  for (const [option, read] of [[true, false], [{ failures: true }, false], [{ ledger: true }, true]]) {
+    const monitor = new DoomLoopMonitor(resolveDoomLoopOption(option));
+    const record = monitor.recordToolCallSync('read_file', { path: 'a.txt' }, 1);
+    const before = reads;
+    monitor.recordToolResultSync('read_file', record.fingerprint, result, false, 1);
+    assert.equal(reads > before, read, JSON.stringify(option));
+    monitor.free();
+  }
 });
 
 test('a capability the host lacks skips its rung with one warning', () => {

@@ -503,6 +503,13 @@ impl Monitor {
         Ok(verdict.map_or_else(|| "null".to_string(), |v| v.to_json()))
     }
 
+    /// Whether `recordToolResult` reads its outcome (an opt-in detector
+    /// that needs it is configured); when not, the shim passes none.
+    #[wasm_bindgen(js_name = readsOutcomes)]
+    pub fn reads_outcomes(&self) -> bool {
+        self.inner.config().beyond.reads_outcomes()
+    }
+
     /// The opt-in budget guard: one turn's spend.
     #[wasm_bindgen(js_name = recordSpend)]
     pub fn record_spend(&mut self, amount: f64) -> String {
