@@ -81,6 +81,7 @@ function textOf(lowered, strings) {
   return ioText(lowered);
 }
 
+/** The core's answer `{value, warnings?}`: each warning said once, the value returned. */
 function parseAnswer(json) {
   const answer = JSON.parse(json);
   if (answer.warnings) for (const warning of answer.warnings) console.warn(warning);

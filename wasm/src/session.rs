@@ -118,9 +118,9 @@ impl Session {
         json_strings(&self.inner.take_warnings())
     }
 
-    /// `onResponse` over a lowered `{text, calls}` (its calls' long
-    /// strings raw in the I/O buffer: `strings_len` bytes, `strings_count`
-    /// strings); the round outcome.
+    /// `onResponse` over a lowered `{text, calls}` (the long strings of its
+    /// text and calls raw in the I/O buffer, in document order:
+    /// `strings_len` bytes, `strings_count` strings); the round outcome.
     #[wasm_bindgen(js_name = onResponse)]
     pub fn on_response(&mut self, response: &str, strings_len: usize, strings_count: usize) -> Result<String> {
         let response = lowered_with_io_strings(response, strings_len, strings_count)?;
