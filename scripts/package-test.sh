@@ -49,10 +49,42 @@ cd "$tmp/$crate"
 # The crate's tests resolve their dev-dependencies offline from the cache
 # the repository build filled; its own packaged lock pins them.
 export CARGO_TARGET_DIR="$tmp/target"
-log "cargo test in the unpacked crate (default features)"
-cargo test --offline --quiet 2>&1 | tee "$tmp/default.log" | grep -E '^(test result|SKIPPED|error)' >&2
-log "cargo test in the unpacked crate (all features)"
-cargo test --offline --quiet --all-features 2>&1 | tee "$tmp/all.log" | grep -E '^(test result|SKIPPED|error)' >&2
+# Line tables only: the unpacked crate's test binaries are linked a second
+# time here, beside the repository's own; full debug info doubles the disk
+# and linker memory they take and no test reads it.
+export CARGO_PROFILE_DEV_DEBUG=line-tables-only CARGO_PROFILE_TEST_DEBUG=line-tables-only
+
+# One `cargo test` in the unpacked crate, its summary lines on stderr. On
+# failure the whole cause is printed (the filtered lines alone once showed
+# only "could not compile … (test \"session\")", not why), with the
+# machine's free memory and disk, which a killed rustc or linker points at.
+# A rustc or linker killed by a signal (the kernel's OOM killer: two test
+# crates linking at once) is the machine, not the crate: that one case is
+# retried once, a job at a time, and says so.
+crate_tests() {
+  local label="$1" log_file="$tmp/$1.log"; shift
+  log "cargo test in the unpacked crate ($label)"
+  if cargo test --offline --quiet "$@" >"$log_file" 2>&1; then
+    grep -E '^(test result|SKIPPED)' "$log_file" >&2 || true
+    return 0
+  fi
+  if grep -qE 'signal: (9|SIGKILL)|SIGKILL' "$log_file"; then
+    log "a compiler process was killed (SIGKILL; memory?): retrying once with one job"
+    { free -m; } >&2 2>/dev/null || true
+    if cargo test --offline --quiet -j 1 "$@" >"$log_file" 2>&1; then
+      grep -E '^(test result|SKIPPED)' "$log_file" >&2 || true
+      return 0
+    fi
+  fi
+  log "cargo test ($label) failed; its output from the first error on:"
+  awk '/^error|^warning: build failed|Caused by/ { on = 1 } on' "$log_file" | head -n 200 >&2
+  log "the last lines of its output:"
+  tail -n 40 "$log_file" >&2
+  { free -m; df -h "$tmp"; } >&2 2>/dev/null || true
+  die "the unpacked crate's tests ($label) failed"
+}
+crate_tests default-features
+crate_tests all-features --all-features
 # The corpus test skips here (the 12 MB corpus stays in the repository);
 # libtest captures a passing test's output, so ask for it.
 skipped="$(cargo test --offline --quiet --all-features --test serde_state -- --nocapture 2>&1 | grep -o 'SKIPPED: .*' || true)"
