@@ -4,7 +4,10 @@
 // rounds (default 9). The inputs span the sizes where the core's choices
 // change (the host-hash threshold at 1 KiB, strings dense with escapes,
 // deep nesting, the large shapes of benches/js/peers.mjs); each pair must
-// agree on the fingerprint before it is timed.
+// agree on the fingerprint before it is timed. Then the same inputs through
+// the session engine (what withDoomLoop and every adapter run): one call per
+// response, its arguments distinct every time (a `nonce` key added), a
+// fresh session every 64 responses, as a run that makes progress.
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 
@@ -48,6 +51,37 @@ for (const [name, value] of Object.entries(cases)) {
   for (let r = 0; r < rounds; r++) {
     a.push(time(run(before), iterations));
     b.push(time(run(after), iterations));
+  }
+  console.log(`${name.padEnd(18)} before ${median(a).toFixed(2).padStart(10)} µs  after ${median(b).toFixed(2).padStart(10)} µs  ${(median(a) / median(b)).toFixed(2)}×`);
+}
+
+const SESSION_RUN = 64;
+function sessionRunner(pkg, value) {
+  let session;
+  let i = 0;
+  return () => {
+    if (i % SESSION_RUN === 0) {
+      session?.free();
+      session = new pkg.DoomLoopSession({});
+    }
+    i++;
+    const { decisions } = session.onResponse({ calls: [{ id: `c${i}`, toolName: 'edit', args: { nonce: i % SESSION_RUN, ...value } }] });
+    return decisions[0].fingerprint;
+  };
+}
+console.log('session onResponse, one call with distinct arguments per response:');
+for (const [name, value] of Object.entries(cases)) {
+  if (sessionRunner(before, value)() !== sessionRunner(after, value)()) throw new Error(`the two builds' sessions disagree on ${name}`);
+  const iterations = Math.max(5, Math.floor(5e5 / JSON.stringify(value).length));
+  const runBefore = sessionRunner(before, value);
+  const runAfter = sessionRunner(after, value);
+  time(runBefore, iterations);
+  time(runAfter, iterations);
+  const a = [];
+  const b = [];
+  for (let r = 0; r < rounds; r++) {
+    a.push(time(runBefore, iterations));
+    b.push(time(runAfter, iterations));
   }
   console.log(`${name.padEnd(18)} before ${median(a).toFixed(2).padStart(10)} µs  after ${median(b).toFixed(2).padStart(10)} µs  ${(median(a) / median(b)).toFixed(2)}×`);
 }

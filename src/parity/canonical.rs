@@ -89,25 +89,35 @@ fn write_canonical(value: &Value, depth: usize, out: &mut String) -> Result<()> 
             out.push(']');
         }
         Value::Object(object) => {
-            let entries: Vec<_> = object
-                .iter()
-                .filter(|(_, v)| !matches!(v, Value::Undefined))
-                .collect();
-            // Keys are unique, so an unstable sort gives the one order there is.
-            let order = sorted_indices(entries.len(), &|a, b| entries[a].0.cmp_utf16(entries[b].0));
+            let kept = || object.iter().filter(|(_, v)| !matches!(v, Value::Undefined));
             out.push('{');
-            for (i, (key, item)) in order.into_iter().map(|i| entries[i]).enumerate() {
-                if i > 0 {
-                    out.push(',');
+            // Keys are unique: in order unless some pair is out of order.
+            if kept().zip(kept().skip(1)).all(|((a, _), (b, _))| a.cmp_utf16(b) == Ordering::Less) {
+                for (i, (key, item)) in kept().enumerate() {
+                    write_member(i, key, item, depth, out)?;
                 }
-                write_json_string(key, out);
-                out.push(':');
-                write_canonical(item, depth + 1, out)?;
+            } else {
+                let entries: Vec<_> = kept().collect();
+                // Keys are unique, so an unstable sort gives the one order there is.
+                let order = sorted_indices(entries.len(), &|a, b| entries[a].0.cmp_utf16(entries[b].0));
+                for (i, (key, item)) in order.into_iter().map(|i| entries[i]).enumerate() {
+                    write_member(i, key, item, depth, out)?;
+                }
             }
             out.push('}');
         }
     }
     Ok(())
+}
+
+/// `"key":value`, after a comma unless it is the object's first member.
+fn write_member(index: usize, key: &crate::JsString, item: &Value, depth: usize, out: &mut String) -> Result<()> {
+    if index > 0 {
+        out.push(',');
+    }
+    write_json_string(key, out);
+    out.push(':');
+    write_canonical(item, depth + 1, out)
 }
 
 /// Canonical JSON of a value given in the binding's lowered text form (see
@@ -210,6 +220,8 @@ struct Direct<'a> {
     members: Vec<Member>,
     decoded_keys: Vec<u8>,
     scratch: String,
+    /// The member order of the object being rewritten (reused).
+    order: Vec<usize>,
     /// The raw strings the bare word `raw` stands for, in order.
     strings: &'a [&'a str],
     next_string: usize,
@@ -223,6 +235,7 @@ impl<'a> Direct<'a> {
             members: Vec::with_capacity(16),
             decoded_keys: Vec::new(),
             scratch: String::new(),
+            order: Vec::new(),
             strings: &[],
             next_string: 0,
         }
@@ -264,7 +277,7 @@ impl<'a> Direct<'a> {
 
     fn number(&mut self, out: &mut String) -> Option<Written> {
         let start = self.parser.pos;
-        if let Some(end) = self.short_integer(start) {
+        if let Some(end) = self.short_integer(start).or_else(|| self.canonical_decimal(start)) {
             self.parser.pos = end;
             out.push_str(&self.text[start..end]);
             return Some(Written::Value);
@@ -285,6 +298,40 @@ impl<'a> Direct<'a> {
             && (bytes[first] != b'0' || (digits == 1 && first == start))
             && !matches!(bytes.get(end), Some(b'.' | b'e' | b'E'));
         plain.then_some(end)
+    }
+
+    /// The end of a decimal literal at `start` that JS prints character for
+    /// character: an integer part without leading zeros, a fraction not
+    /// ending in `0`, no exponent, at most 15 significant digits, and at
+    /// least 1e-6 in magnitude (JS writes smaller numbers with an exponent).
+    /// Any decimal of up to 15 significant digits reads back from its double
+    /// (a double holds 15 decimal digits), so no shorter decimal reads as the
+    /// same double, and these are the digits `Number.prototype.toString` —
+    /// and RFC 8785 — write: copying them skips the float parse and print
+    /// that every price or score in the arguments would otherwise cost.
+    fn canonical_decimal(&self, start: usize) -> Option<usize> {
+        let bytes = self.text.as_bytes();
+        let digits_from = |at: usize| bytes.get(at..).map_or(0, |rest| rest.iter().take_while(|b| b.is_ascii_digit()).count());
+        let first = start + usize::from(bytes[start] == b'-');
+        let int_digits = digits_from(first);
+        if int_digits == 0 || (int_digits > 1 && bytes[first] == b'0') || bytes.get(first + int_digits) != Some(&b'.') {
+            return None;
+        }
+        let fraction = first + int_digits + 1;
+        let end = fraction + digits_from(fraction);
+        if end == fraction || bytes[end - 1] == b'0' || matches!(bytes.get(end), Some(b'e' | b'E')) {
+            return None;
+        }
+        let significant = if bytes[first] == b'0' {
+            let zeros = bytes[fraction..end].iter().take_while(|&&b| b == b'0').count();
+            if zeros > 5 {
+                return None;
+            }
+            end - fraction - zeros
+        } else {
+            int_digits + (end - fraction)
+        };
+        (significant <= 15).then_some(end)
     }
 
     fn string(&mut self, out: &mut String) -> Option<Written> {
@@ -448,9 +495,14 @@ impl<'a> Direct<'a> {
         if (1..members.len()).all(|i| cmp(i - 1, i) == Ordering::Less) {
             return Some(());
         }
-        let order = sorted_indices(members.len(), &cmp);
-        if order.windows(2).any(|w| cmp(w[0], w[1]) == Ordering::Equal) {
-            return None;
+        let order = &mut self.order;
+        if members.len() <= INSERTION_SORTED_MEMBERS {
+            insertion_sorted_without_duplicates(members.len(), &cmp, order)?;
+        } else {
+            *order = sorted_indices(members.len(), &cmp);
+            if order.windows(2).any(|w| cmp(w[0], w[1]) == Ordering::Equal) {
+                return None;
+            }
         }
         self.scratch.clear();
         self.scratch.push_str(&out[body..]);
@@ -463,6 +515,34 @@ impl<'a> Direct<'a> {
         }
         Some(())
     }
+}
+
+/// Objects up to this many members are ordered by insertion sort: the
+/// usual handful of keys in a few comparisons, duplicates found on the way,
+/// and no allocation (larger objects take the merge sort, not quadratic).
+const INSERTION_SORTED_MEMBERS: usize = 32;
+
+/// Fills `order` with `0..len` sorted by `cmp`; `None` on two equal keys.
+/// Inserting a key walks left past the greater ones, so the first one it
+/// stops at is the greatest not above it: an equal key, if there is one —
+/// every duplicate is met.
+fn insertion_sorted_without_duplicates(len: usize, cmp: &dyn Fn(usize, usize) -> Ordering, order: &mut Vec<usize>) -> Option<()> {
+    order.clear();
+    order.extend(0..len);
+    for i in 1..len {
+        let mut j = i;
+        while j > 0 {
+            match cmp(order[j - 1], order[j]) {
+                Ordering::Less => break,
+                Ordering::Equal => return None,
+                Ordering::Greater => {
+                    order.swap(j - 1, j);
+                    j -= 1;
+                }
+            }
+        }
+    }
+    Some(())
 }
 
 #[cfg(test)]
@@ -582,6 +662,81 @@ mod tests {
             let mut out = String::from("tool\n");
             assert!(Direct::new(&text).document(&mut out).is_some(), "{text}");
             assert_eq!(out, format!("tool\n{}", canonicalize(&parse_lowered(&text).unwrap()).unwrap()), "{text}");
+        }
+    }
+
+    /// The decimals copied verbatim are exactly what parsing and printing
+    /// them would write; the naive oracle is the tree path (parse, then
+    /// `write_number`), over every placement of the point and the zeros in
+    /// literals of 1 to 17 digits, and at the edges of the rule.
+    #[test]
+    fn decimals_copied_verbatim_are_the_ones_js_prints_digit_for_digit() {
+        let mut rng = crate::test_rng::XorShift(0x2545_F491_4F6C_DD1D);
+        let mut literals: Vec<String> = [
+            "0.000001", "0.0000001", "-0.000001", "0.1", "-0.5", "0.10", "1.0", "00.5", "0.5e1", "123456789012.345",
+            "1234567890123.456", "999999999999999.9", "0.123456789012345", "0.1234567890123456", "5e-7", "1.", ".5", "-0.0",
+            "9007199254740993.5", "0.30000000000000004",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for _ in 0..20_000 {
+            let digits: String = (0..1 + rng.below(17)).map(|_| char::from(b'0' + rng.below(10) as u8)).collect();
+            let point = rng.below(digits.len() + 1);
+            let (int, frac) = digits.split_at(point);
+            let int = if int.is_empty() { "0" } else { int };
+            let sign = if rng.below(2) == 0 { "-" } else { "" };
+            literals.push(format!("{sign}{int}.{frac}"));
+            literals.push(format!("{sign}0.{}{frac}", "0".repeat(rng.below(8))));
+        }
+        let mut copied = 0;
+        for literal in &literals {
+            let direct = Direct::new(literal);
+            let verbatim = direct.canonical_decimal(0);
+            let Ok(value) = parse(literal) else {
+                assert!(Direct::new(literal).document(&mut String::new()).is_none(), "{literal} is not JSON");
+                continue;
+            };
+            let oracle = canonicalize(&value).unwrap();
+            if verbatim == Some(literal.len()) {
+                copied += 1;
+                assert_eq!(&oracle, literal, "copied verbatim");
+            }
+            let mut out = String::new();
+            if Direct::new(literal).document(&mut out).is_some() {
+                assert_eq!(out, oracle, "{literal}");
+            }
+        }
+        assert!(copied > 10_000, "the rule copied only {copied} of {} literals", literals.len());
+    }
+
+    /// Objects of every size on both sides of the insertion-sort limit, in
+    /// random key order, with and without one duplicate: the direct path
+    /// orders them as the tree does and leaves every duplicate to the tree.
+    #[test]
+    fn objects_of_every_size_are_ordered_and_duplicates_left_to_the_tree() {
+        let mut rng = crate::test_rng::XorShift(0x9E37_79B9_7F4A_7C15);
+        for len in 1..=(INSERTION_SORTED_MEMBERS + 8) {
+            for duplicate in [false, true] {
+                let mut keys: Vec<String> = (0..len).map(|i| format!("k{}", i * 7 % 101)).collect();
+                if duplicate {
+                    let (from, to) = (rng.below(len), rng.below(len));
+                    keys[to] = keys[from].clone();
+                }
+                for i in (1..keys.len()).rev() {
+                    keys.swap(i, rng.below(i + 1));
+                }
+                let has_duplicate = (1..keys.len()).any(|i| keys[..i].contains(&keys[i]));
+                let text = format!("{{{}}}", keys.iter().enumerate().map(|(i, k)| format!("\"{k}\":{i}")).collect::<Vec<_>>().join(","));
+                let mut out = String::new();
+                let direct = Direct::new(&text).document(&mut out);
+                if has_duplicate {
+                    assert!(direct.is_none(), "{text}");
+                } else {
+                    assert!(direct.is_some(), "{text}");
+                    assert_eq!(out, canonicalize(&parse_lowered(&text).unwrap()).unwrap(), "{text}");
+                }
+            }
         }
     }
 

@@ -327,22 +327,34 @@ impl DoomLoopMonitor {
     /// returned warnings (the reference's `console.warn` text followed by
     /// the error message) say which.
     pub fn declare_round(&mut self, round: f64, calls: &[DeclaredCall]) -> Vec<String> {
+        let fingerprints: Vec<Result<JsString>> =
+            calls.iter().map(|call| fingerprint_tool_call(&call.tool_name, &call.key_material).map(JsString::from)).collect();
+        let calls: Vec<_> = calls.iter().zip(&fingerprints).map(|(call, fingerprint)| (&call.tool_name, fingerprint.as_ref())).collect();
+        self.declare_fingerprinted_round(round, &calls)
+    }
+
+    /// [`DoomLoopMonitor::declare_round`] over calls already fingerprinted
+    /// (or that failed to be): the session engine takes each call's
+    /// fingerprint once and hands the same one to the record, instead of
+    /// canonicalizing and hashing its arguments a second time.
+    pub(crate) fn declare_fingerprinted_round(
+        &mut self,
+        round: f64,
+        calls: &[(&JsString, std::result::Result<&JsString, &crate::error::Error>)],
+    ) -> Vec<String> {
         let mut warnings = Vec::new();
         let mut sets: IndexMap<JsString, Vec<JsString>> = IndexMap::new();
-        for call in calls {
-            match fingerprint_tool_call(&call.tool_name, &call.key_material) {
-                Ok(fingerprint) => {
-                    let fingerprint = JsString::from(fingerprint);
-                    match sets.get_mut(&call.tool_name) {
-                        Some(set) => set.push(fingerprint),
-                        None => {
-                            sets.insert(call.tool_name.clone(), vec![fingerprint]);
-                        }
+        for &(tool_name, fingerprint) in calls {
+            match fingerprint {
+                Ok(fingerprint) => match sets.get_mut(tool_name) {
+                    Some(set) => set.push(fingerprint.clone()),
+                    None => {
+                        sets.insert(tool_name.clone(), vec![fingerprint.clone()]);
                     }
-                }
+                },
                 Err(error) => warnings.push(format!(
                     "[DoomLoop] could not fingerprint a \"{}\" call while declaring round {}; excluding it from the round set: {}",
-                    call.tool_name,
+                    tool_name,
                     js_number(round),
                     error
                 )),
@@ -440,7 +452,9 @@ impl DoomLoopMonitor {
         Ok(self.record_fingerprint(tool_name, fingerprint, round, options))
     }
 
-    fn record_fingerprint(
+    /// Records a call whose fingerprint is already taken (as
+    /// [`DoomLoopMonitor::record_tool_call`] after its fingerprint).
+    pub(crate) fn record_fingerprint(
         &mut self,
         tool_name: &JsString,
         fingerprint: JsString,

@@ -70,7 +70,9 @@ use crate::js_string::JsString;
 use crate::json::{Object, Value};
 use crate::ladder::{Action, Threshold};
 use crate::loop_key::{resolve_loop_key_material, LoopKey, LoopKeyResolution};
-use crate::monitor::{DeclaredCall, DoomLoopMonitor, RecordOptions, Verdict, TOOL_FINGERPRINT};
+use crate::error::Result;
+use crate::fingerprint::fingerprint_tool_call;
+use crate::monitor::{DoomLoopMonitor, RecordOptions, Verdict, TOOL_FINGERPRINT};
 
 pub use persist::{verdict_from_value, verdicts_json};
 
@@ -269,7 +271,23 @@ enum RoundState {
 /// A call's identity, resolved once.
 enum Identity {
     Skip,
-    Key { material: Value, fallback: Option<Value> },
+    /// Keyed by `material` — `None`: the call's own arguments, which most
+    /// calls are keyed by, so they are neither copied nor compared — and
+    /// with the full arguments to fall back to when `fallback` (the
+    /// material is something else).
+    Key { material: Option<Value>, fallback: bool },
+}
+
+impl Identity {
+    /// The fingerprint of the identity's key material (`None`: skipped).
+    fn fingerprint(&self, call: &Call) -> Option<Result<JsString>> {
+        match self {
+            Identity::Skip => None,
+            Identity::Key { material, .. } => {
+                Some(fingerprint_tool_call(&call.tool_name, material.as_ref().unwrap_or(&call.args)).map(JsString::from))
+            }
+        }
+    }
 }
 
 /// The session engine (see the [module docs](self)).
@@ -476,23 +494,21 @@ impl Session {
             self.open_round();
             outcome.round = self.round;
             let identities: Vec<Identity> = response.calls.iter().map(|call| self.identity(call)).collect();
-            let declared: Vec<DeclaredCall> = response
+            // Each call's fingerprint is taken once, for the round's
+            // declaration and its record alike.
+            let fingerprints: Vec<Option<Result<JsString>>> =
+                response.calls.iter().zip(&identities).map(|(call, identity)| identity.fingerprint(call)).collect();
+            let declared: Vec<_> = response
                 .calls
                 .iter()
-                .zip(&identities)
-                .filter_map(|(call, identity)| match identity {
-                    Identity::Key { material, .. } => Some(DeclaredCall {
-                        tool_name: call.tool_name.clone(),
-                        key_material: material.clone(),
-                    }),
-                    Identity::Skip => None,
-                })
+                .zip(&fingerprints)
+                .filter_map(|(call, fingerprint)| Some((&call.tool_name, fingerprint.as_ref()?.as_ref())))
                 .collect();
-            for warning in self.monitor.declare_round(self.round as f64, &declared) {
+            for warning in self.monitor.declare_fingerprinted_round(self.round as f64, &declared) {
                 self.warn(warning);
             }
-            for (call, identity) in response.calls.into_iter().zip(identities) {
-                let decision = self.evaluate(call, identity);
+            for ((call, identity), fingerprint) in response.calls.into_iter().zip(identities).zip(fingerprints) {
+                let decision = self.evaluate(call, identity, fingerprint);
                 outcome.decisions.push(decision);
             }
         }
@@ -520,7 +536,8 @@ impl Session {
             RoundState::Open => {}
         }
         let identity = self.identity(&call);
-        self.evaluate(call, identity)
+        let fingerprint = identity.fingerprint(&call);
+        self.evaluate(call, identity, fingerprint)
     }
 
     /// Opens a new, empty round now (a host whose calls arrive one by one
@@ -795,30 +812,37 @@ impl Session {
     /// Resolves one call's identity once.
     #[inline(never)]
     fn identity(&mut self, call: &Call) -> Identity {
+        const ARGS: Identity = Identity::Key {
+            material: None,
+            fallback: false,
+        };
         if call.malformed {
-            return Identity::Key {
-                material: call.args.clone(),
-                fallback: None,
-            };
+            return ARGS;
         }
         let with_fallback = |material: Value| {
-            let fallback = (material != call.args).then(|| call.args.clone());
-            Identity::Key { material, fallback }
+            let fallback = material != call.args;
+            Identity::Key {
+                material: Some(material),
+                fallback,
+            }
         };
         match &call.key {
             CallKey::Exempt => Identity::Skip,
             CallKey::Material(material) => with_fallback(material.clone()),
             CallKey::Declared => {
                 let declaration = match self.options.loop_keys.get_js(&call.tool_name) {
-                    Some(Value::Undefined) | None => LoopKey::Absent,
+                    // No loop key: the arguments themselves (what
+                    // resolve_loop_key_material would copy).
+                    Some(Value::Undefined) | None => return ARGS,
                     Some(value) => LoopKey::Declared(value),
                 };
                 match resolve_loop_key_material(declaration, &call.args) {
                     Ok(LoopKeyResolution::Exempt) => Identity::Skip,
                     Ok(LoopKeyResolution::Key(material)) => with_fallback(material),
-                    Ok(LoopKeyResolution::Fallback { key_material, warning }) => {
+                    // A fallback is always to the full arguments.
+                    Ok(LoopKeyResolution::Fallback { warning, .. }) => {
                         self.warn(format!("[DoomLoop] \"{}\": {warning}", call.tool_name));
-                        with_fallback(key_material)
+                        ARGS
                     }
                     Err(error) => {
                         self.warn(format!(
@@ -836,7 +860,7 @@ impl Session {
     /// then the full arguments, then no detection); an in-round duplicate
     /// reuses the first decision.
     #[inline(never)]
-    fn evaluate(&mut self, call: Call, identity: Identity) -> Decision {
+    fn evaluate(&mut self, call: Call, identity: Identity, fingerprint: Option<Result<JsString>>) -> Decision {
         let mut decision = Decision {
             id: call.id,
             tool_name: call.tool_name,
@@ -849,7 +873,7 @@ impl Session {
             exempt: false,
             malformed: call.malformed,
         };
-        let Identity::Key { material, fallback } = identity else {
+        let (Identity::Key { fallback, .. }, Some(fingerprint)) = (identity, fingerprint) else {
             decision.exempt = true;
             self.decisions.insert(decision.id.clone(), decision.clone());
             return decision;
@@ -857,18 +881,18 @@ impl Session {
         let options = RecordOptions::default();
         let round = self.round as f64;
         let name = decision.tool_name.clone();
-        let record = match self.monitor.record_tool_call(&name, &material, round, &options) {
-            Ok(record) => Some(record),
+        let record = match fingerprint {
+            Ok(fingerprint) => Some(self.monitor.record_fingerprint(&name, fingerprint, round, &options)),
             Err(error) => match fallback {
-                None => {
+                false => {
                     self.warn(format!("[DoomLoop] a \"{name}\" call cannot be fingerprinted; not monitoring it: {error}"));
                     None
                 }
-                Some(args) => {
+                true => {
                     self.warn(format!(
                         "[DoomLoop] the loop key of a \"{name}\" call cannot be fingerprinted; using its full arguments: {error}"
                     ));
-                    match self.monitor.record_tool_call(&name, &args, round, &options) {
+                    match self.monitor.record_tool_call(&name, &call.args, round, &options) {
                         Ok(record) => Some(record),
                         Err(error) => {
                             self.warn(format!(

@@ -272,6 +272,14 @@ impl Object {
             .map(|(_, v)| v)
     }
 
+    /// Removes a property and returns its value (`delete obj[key]`); the
+    /// others keep their order. Lets a reader take a large value out of a
+    /// parsed object instead of copying it.
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        let at = self.entries.iter().position(|(k, _)| k.as_bytes() == key.as_bytes())?;
+        Some(self.entries.remove(at).1)
+    }
+
     /// Own property by JS string name.
     pub fn get_js(&self, key: &JsString) -> Option<&Value> {
         self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)

@@ -23,6 +23,10 @@ pub(crate) fn sorted_indices(len: usize, cmp: &dyn Fn(usize, usize) -> std::cmp:
             }
         }
     }
+    // Most sorts are of a handful of keys, one run: no second buffer then.
+    if len <= RUN {
+        return order;
+    }
     let mut merged = vec![0; len];
     let mut width = RUN;
     while width < len {

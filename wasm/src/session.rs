@@ -41,8 +41,11 @@ fn options_from(value: &Value) -> SessionOptions {
 
 /// A call from `{id, toolName, args, malformed?, key?}`: `key` is
 /// `"exempt"` or `{material}` when the host resolved the identity.
-fn call_from(value: &Value) -> std::result::Result<Call, Error> {
-    let object = value.as_object().ok_or_else(|| invalid("a session call must be an object"))?;
+fn call_from(value: Value) -> std::result::Result<Call, Error> {
+    // Taken apart, not copied: the arguments move into the call.
+    let Value::Object(mut object) = value else {
+        return Err(invalid("a session call must be an object"));
+    };
     let string = |name: &str| match object.get(name) {
         Some(Value::String(s)) => Some(s.clone()),
         _ => None,
@@ -54,18 +57,19 @@ fn call_from(value: &Value) -> std::result::Result<Call, Error> {
         Some(Value::Object(key)) => CallKey::Material(key.get("material").cloned().unwrap_or(Value::Undefined)),
         _ => CallKey::Declared,
     };
+    let malformed = object.get("malformed").is_some_and(Value::is_truthy);
     Ok(Call {
         id,
         tool_name,
-        args: object.get("args").cloned().unwrap_or(Value::Undefined),
-        malformed: object.get("malformed").is_some_and(Value::is_truthy),
+        args: object.remove("args").unwrap_or(Value::Undefined),
+        malformed,
         key,
     })
 }
 
-fn calls_from(value: &Value) -> std::result::Result<Vec<Call>, Error> {
+fn calls_from(value: Value) -> std::result::Result<Vec<Call>, Error> {
     match value {
-        Value::Array(items) => items.iter().map(call_from).collect(),
+        Value::Array(items) => items.into_iter().map(call_from).collect(),
         Value::Undefined | Value::Null => Ok(Vec::new()),
         _ => Err(invalid("session calls must be an array")),
     }
@@ -123,13 +127,14 @@ impl Session {
     /// `strings_len` bytes, `strings_count` strings); the round outcome.
     #[wasm_bindgen(js_name = onResponse)]
     pub fn on_response(&mut self, response: &str, strings_len: usize, strings_count: usize) -> Result<String> {
-        let response = lowered_with_io_strings(response, strings_len, strings_count)?;
-        let object = response.as_object().ok_or_else(|| invalid("a response must be an object"))?;
-        let text = match object.get("text") {
-            Some(Value::String(s)) => Some(s.clone()),
+        let Value::Object(mut object) = lowered_with_io_strings(response, strings_len, strings_count)? else {
+            return Err(invalid("a response must be an object").into());
+        };
+        let text = match object.remove("text") {
+            Some(Value::String(s)) => Some(s),
             _ => None,
         };
-        let calls = calls_from(object.get("calls").unwrap_or(&Value::Undefined))?;
+        let calls = calls_from(object.remove("calls").unwrap_or(Value::Undefined))?;
         let outcome = self.inner.on_response(Response { text, calls });
         Ok(self.answer(&outcome.to_json()))
     }
@@ -138,7 +143,7 @@ impl Session {
     /// as in `onResponse`); its decision.
     #[wasm_bindgen(js_name = onCall)]
     pub fn on_call(&mut self, call: &str, strings_len: usize, strings_count: usize) -> Result<String> {
-        let call = call_from(&lowered_with_io_strings(call, strings_len, strings_count)?)?;
+        let call = call_from(lowered_with_io_strings(call, strings_len, strings_count)?)?;
         let decision = self.inner.on_call(call);
         Ok(self.answer(&decision.to_json()))
     }
@@ -237,7 +242,7 @@ impl Session {
     /// next round, halt the run?
     #[wasm_bindgen(js_name = wouldHalt)]
     pub fn would_halt(&self, calls: &str, strings_len: usize, strings_count: usize) -> Result<bool> {
-        Ok(self.inner.would_halt(&calls_from(&lowered_with_io_strings(calls, strings_len, strings_count)?)?))
+        Ok(self.inner.would_halt(&calls_from(lowered_with_io_strings(calls, strings_len, strings_count)?)?))
     }
 
     /// The queued guidance (a JSON string or null), consumed.
