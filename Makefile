@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/.tools/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 CORPUS ?= vectors/reference
 CARGO ?= cargo
 
-.PHONY: all tools test-tools build demo test test-rust test-js test-runtimes test-types test-docs test-wasm test-pkg test-bundlers test-hooks test-features package-test conformance clippy bench bench-eval figures fuzz differential playground clean measure-recommended measure-peers
+.PHONY: all tools fmt-check test-tools build demo test test-rust test-js test-runtimes test-types test-docs test-wasm test-pkg test-bundlers test-hooks test-features package-test conformance clippy bench bench-eval figures fuzz differential playground clean measure-recommended measure-peers
 
 all: build
 
@@ -30,7 +30,7 @@ demo: build
 
 ## Every test: Rust (unit, property, conformance, doc), clippy, the corpus through
 ## the native CLI and the wasm package, the JS suites, the runtime matrix.
-test: test-tools build test-rust clippy
+test: test-tools build test-rust clippy fmt-check
 	@$(MAKE) --no-print-directory conformance CORPUS="vectors/upstream-vectors.json vectors/reference"
 	@$(MAKE) --no-print-directory test-js
 	@$(MAKE) --no-print-directory test-hooks
@@ -61,6 +61,11 @@ package-test:
 
 clippy:
 	$(CARGO) clippy --workspace --all-targets --quiet -- -D warnings
+
+## rustfmt (rustfmt.toml) over the workspace and fuzz/: formatted, or a diff.
+fmt-check:
+	$(CARGO) fmt --all --check
+	cd fuzz && $(CARGO) fmt --check
 
 ## The conformance corpus (a folder or files) through the native CLI and the
 ## wasm package; ends with the combined `N passed, M failed`.

@@ -49,8 +49,7 @@ use doom_loop::fingerprint::fingerprint_lowered_tool_call;
 use doom_loop::json::{parse, Value};
 use doom_loop::text::{detect_text_repetition, normalize_whitespace, RepetitionThresholds};
 use doom_loop::{
-    canonicalize, fingerprint_tool_call, DeclaredCall, DoomLoopMonitor, JsString, RecordOptions,
-    ResolvedConfig,
+    canonicalize, fingerprint_tool_call, DeclaredCall, DoomLoopMonitor, JsString, RecordOptions, ResolvedConfig,
 };
 use sha2::{Digest, Sha256};
 
@@ -169,9 +168,7 @@ fn long_text() -> String {
 fn naive_canonical(value: &serde_json::Value, out: &mut Vec<u8>) {
     use serde_json::Value as J;
     match value {
-        J::Null | J::Bool(_) | J::Number(_) | J::String(_) => {
-            serde_json::to_writer(&mut *out, value).unwrap()
-        }
+        J::Null | J::Bool(_) | J::Number(_) | J::String(_) => serde_json::to_writer(&mut *out, value).unwrap(),
         J::Array(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {
@@ -262,10 +259,7 @@ impl JsonInput {
     }
 }
 
-fn configure_for(
-    input_len: usize,
-    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
-) {
+fn configure_for(input_len: usize, group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
     group.throughput(Throughput::Bytes(input_len as u64));
     group.warm_up_time(Duration::from_secs(1));
     if input_len > 100_000 {
@@ -311,8 +305,7 @@ fn bench_canonicalize_fingerprint(c: &mut Criterion) {
         configure_for(input.text.len(), &mut group);
         group.bench_function("parse_fingerprint", |b| {
             b.iter(|| {
-                let value: serde_json::Value =
-                    serde_json::from_str(black_box(&input.text)).unwrap();
+                let value: serde_json::Value = serde_json::from_str(black_box(&input.text)).unwrap();
                 baseline_fingerprint(TOOL, &value)
             })
         });
@@ -403,9 +396,7 @@ fn bench_record_tool_call(c: &mut Criterion) {
 
     // A declared fan-out of 5 calls to one tool, the same set every round,
     // then the 5 records.
-    let fan_texts: Vec<String> = (0..5)
-        .map(|i| SMALL_ARGS.replace("src/", &format!("sr{i}/")))
-        .collect();
+    let fan_texts: Vec<String> = (0..5).map(|i| SMALL_ARGS.replace("src/", &format!("sr{i}/"))).collect();
     let fan_bytes: usize = fan_texts.iter().map(String::len).sum();
     let fan_out: Vec<DeclaredCall> = fan_texts
         .iter()
@@ -470,7 +461,6 @@ fn fixture_sizes() {
     );
 }
 
-
 // --- streak bookkeeping at scale (issue 12) --------------------------------
 
 fn restore_blob() -> String {
@@ -499,7 +489,10 @@ fn baseline_restore(text: &str) -> usize {
                 counts.push((call.clone(), n.floor()));
             }
         }
-        tools.insert(name.clone(), (entry["streak"].as_f64().unwrap().floor().clamp(1.0, 1e6), counts));
+        tools.insert(
+            name.clone(),
+            (entry["streak"].as_f64().unwrap().floor().clamp(1.0, 1e6), counts),
+        );
     }
     tools.len()
 }
@@ -536,7 +529,11 @@ impl BaselineMonitor {
         }
         entry.seen.insert(fp.clone());
         let set = vec![fp.clone()];
-        let streak = if entry.prior_set == set { entry.prior_streak + 1.0 } else { 1.0 };
+        let streak = if entry.prior_set == set {
+            entry.prior_streak + 1.0
+        } else {
+            1.0
+        };
         let call = entry.prior_calls.get(&fp).copied().unwrap_or(0.0) + 1.0;
         entry.calls.insert(fp, call);
         entry.set = set;
@@ -559,7 +556,9 @@ fn bench_streak_bookkeeping(c: &mut Criterion) {
             monitor
         })
     });
-    group.bench_function("baseline_restore_1mb", |b| b.iter(|| baseline_restore(black_box(&blob))));
+    group.bench_function("baseline_restore_1mb", |b| {
+        b.iter(|| baseline_restore(black_box(&blob)))
+    });
     const N: usize = 40_000;
     let args: Vec<Value> = (0..N).map(|i| parse(&format!(r#"{{"i":{i}}}"#)).unwrap()).collect();
     let serde_args: Vec<serde_json::Value> = (0..N).map(|i| serde_json::json!({ "i": i })).collect();
@@ -570,7 +569,11 @@ fn bench_streak_bookkeeping(c: &mut Criterion) {
             let mut monitor = DoomLoopMonitor::new(ResolvedConfig::default());
             for round in 1..=2 {
                 for a in &args {
-                    black_box(monitor.record_tool_call(&tool, a, round as f64, &RecordOptions::default()).unwrap());
+                    black_box(
+                        monitor
+                            .record_tool_call(&tool, a, round as f64, &RecordOptions::default())
+                            .unwrap(),
+                    );
                 }
             }
             monitor

@@ -62,10 +62,10 @@ pub mod surface;
 pub mod value;
 
 pub use detectors::{beyond, novelty, outcome, repetition};
+pub use parity::{canonical, config, fingerprint, ladder, loop_key, monitor, state, text};
 #[cfg(feature = "serde_json")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serde_json")))]
 pub use surface::interop;
-pub use parity::{canonical, config, fingerprint, ladder, loop_key, monitor, state, text};
 pub use value::{js_string, json};
 
 use surface::{idiomatic, typed_state};

@@ -7,11 +7,15 @@ use doom_loop::{resolve_doom_loop_option, DoomLoopMonitor, JsString, RecordOptio
 
 /// The detector a verdict names: the opt-in one when it raised the verdict.
 fn label(v: &Verdict) -> String {
-    v.opt_in_detector.map_or_else(|| to_json(&v.detector), |name| format!("\"{name}\""))
+    v.opt_in_detector
+        .map_or_else(|| to_json(&v.detector), |name| format!("\"{name}\""))
 }
 
 fn monitor(option: &str) -> DoomLoopMonitor {
-    let config = resolve_doom_loop_option(Some(&parse(option).unwrap())).result.unwrap().unwrap();
+    let config = resolve_doom_loop_option(Some(&parse(option).unwrap()))
+        .result
+        .unwrap()
+        .unwrap();
     DoomLoopMonitor::new(config)
 }
 
@@ -20,10 +24,15 @@ fn calls(m: &mut DoomLoopMonitor, tool: &str, args: &[&str]) -> Vec<Option<(Stri
     args.iter()
         .enumerate()
         .map(|(i, a)| {
-            m.record_tool_call(&JsString::from(tool), &parse(a).unwrap(), (i + 1) as f64, &RecordOptions::default())
-                .unwrap()
-                .verdict
-                .map(|v| (label(&v), v.action.as_str()))
+            m.record_tool_call(
+                &JsString::from(tool),
+                &parse(a).unwrap(),
+                (i + 1) as f64,
+                &RecordOptions::default(),
+            )
+            .unwrap()
+            .verdict
+            .map(|v| (label(&v), v.action.as_str()))
         })
         .collect()
 }
@@ -48,7 +57,12 @@ fn inv_2291_alternation_is_invisible_by_default_and_caught_as_a_cycle() {
 
 #[test]
 fn a_three_call_cycle_is_caught() {
-    let args: Vec<&str> = [r#"{"p":"a"}"#, r#"{"p":"b"}"#, r#"{"p":"c"}"#].iter().cycle().take(9).copied().collect();
+    let args: Vec<&str> = [r#"{"p":"a"}"#, r#"{"p":"b"}"#, r#"{"p":"c"}"#]
+        .iter()
+        .cycle()
+        .take(9)
+        .copied()
+        .collect();
     let mut m = monitor(r#"{"cycles":{"maxPeriod":3}}"#);
     let verdicts = calls(&mut m, "open", &args);
     assert_eq!(verdicts[5].as_ref().map(|v| v.1), Some("observe"));
@@ -70,7 +84,9 @@ fn results(m: &mut DoomLoopMonitor, tool: &str, rounds: &[(&str, &str, bool)]) -
         .enumerate()
         .map(|(i, (args, outcome, failed))| {
             let round = (i + 1) as f64;
-            let record = m.record_tool_call(&tool, &parse(args).unwrap(), round, &RecordOptions::default()).unwrap();
+            let record = m
+                .record_tool_call(&tool, &parse(args).unwrap(), round, &RecordOptions::default())
+                .unwrap();
             let outcome: Value = parse(outcome).unwrap();
             m.record_tool_result(&tool, &record.fingerprint, Some(&outcome), *failed, round)
                 .unwrap()
@@ -83,7 +99,10 @@ fn results(m: &mut DoomLoopMonitor, tool: &str, rounds: &[(&str, &str, bool)]) -
 #[test]
 fn a_nonce_that_changes_nothing_is_caught_by_the_ledger() {
     let args: Vec<String> = (0..6).map(|n| format!(r#"{{"q":"status","nonce":{n}}}"#)).collect();
-    let rounds: Vec<(&str, &str, bool)> = args.iter().map(|a| (a.as_str(), r#"{"status":"pending"}"#, false)).collect();
+    let rounds: Vec<(&str, &str, bool)> = args
+        .iter()
+        .map(|a| (a.as_str(), r#"{"status":"pending"}"#, false))
+        .collect();
     let mut reference = monitor("true");
     assert!(results(&mut reference, "check", &rounds).iter().all(Option::is_none));
     let mut ledger = monitor(r#"{"ledger":true}"#);
@@ -96,7 +115,11 @@ fn a_nonce_that_changes_nothing_is_caught_by_the_ledger() {
 fn a_poller_whose_result_changes_is_silent() {
     let args: Vec<String> = (0..8).map(|n| format!(r#"{{"job":7,"nonce":{n}}}"#)).collect();
     let outcomes: Vec<String> = (0..8).map(|n| format!(r#"{{"progress":{}}}"#, n * 10)).collect();
-    let rounds: Vec<(&str, &str, bool)> = args.iter().zip(&outcomes).map(|(a, o)| (a.as_str(), o.as_str(), false)).collect();
+    let rounds: Vec<(&str, &str, bool)> = args
+        .iter()
+        .zip(&outcomes)
+        .map(|(a, o)| (a.as_str(), o.as_str(), false))
+        .collect();
     let mut m = monitor(r#"{"ledger":true,"failures":true,"cycles":true}"#);
     assert!(results(&mut m, "poll", &rounds).iter().all(Option::is_none));
 }
@@ -108,11 +131,22 @@ fn edit_test_edit_with_changing_results_is_silent() {
     let tool_test = JsString::from("test");
     for round in 1..=8 {
         let r = round as f64;
-        let edit = m.record_tool_call(&tool_edit, &parse(&format!(r#"{{"line":{round}}}"#)).unwrap(), r, &RecordOptions::default()).unwrap();
+        let edit = m
+            .record_tool_call(
+                &tool_edit,
+                &parse(&format!(r#"{{"line":{round}}}"#)).unwrap(),
+                r,
+                &RecordOptions::default(),
+            )
+            .unwrap();
         assert!(edit.verdict.is_none());
-        let test = m.record_tool_call(&tool_test, &parse("{}").unwrap(), r, &RecordOptions::default()).unwrap();
+        let test = m
+            .record_tool_call(&tool_test, &parse("{}").unwrap(), r, &RecordOptions::default())
+            .unwrap();
         let failing = parse(&format!(r#"{{"failing":{}}}"#, 9 - round)).unwrap();
-        let verdict = m.record_tool_result(&tool_test, &test.fingerprint, Some(&failing), round < 8, r).unwrap();
+        let verdict = m
+            .record_tool_result(&tool_test, &test.fingerprint, Some(&failing), round < 8, r)
+            .unwrap();
         // The same test command every round is the reference's own evidence;
         // the opt-in detectors add nothing while the results keep changing.
         assert!(verdict.is_none() || label(&verdict.unwrap()) == "\"tool-failure\"");
@@ -122,7 +156,10 @@ fn edit_test_edit_with_changing_results_is_silent() {
 #[test]
 fn a_tool_failing_with_varying_arguments_is_caught() {
     let args: Vec<String> = (0..6).map(|n| format!(r#"{{"invoice_id":"INV-{n}"}}"#)).collect();
-    let rounds: Vec<(&str, &str, bool)> = args.iter().map(|a| (a.as_str(), r#"{"error":"timeout"}"#, true)).collect();
+    let rounds: Vec<(&str, &str, bool)> = args
+        .iter()
+        .map(|a| (a.as_str(), r#"{"error":"timeout"}"#, true))
+        .collect();
     let mut m = monitor(r#"{"failures":true}"#);
     let verdicts = results(&mut m, "get_invoice", &rounds);
     assert_eq!(verdicts[1], Some(("\"tool-failure\"".to_string(), "observe")));
@@ -136,7 +173,8 @@ fn the_budget_guard_stops_a_loop_before_it_spends_the_limit() {
     let args = parse(r#"{"invoice_id":"INV-2291"}"#).unwrap();
     let mut stopped_at = None;
     for round in 1..=10 {
-        m.record_tool_call(&tool, &args, round as f64, &RecordOptions::default()).unwrap();
+        m.record_tool_call(&tool, &args, round as f64, &RecordOptions::default())
+            .unwrap();
         if let Some(v) = m.record_spend(1000.0) {
             assert_eq!(label(&v), "\"budget\"");
             stopped_at = Some(round);
@@ -152,7 +190,12 @@ fn defaults_stay_the_reference_and_state_survives_restore() {
     let mut plain = monitor("true");
     calls(&mut plain, "t", &[r#"{"a":1}"#, r#"{"a":2}"#]);
     assert!(!to_json(&plain.get_state()).contains("beyond"));
-    assert!(!resolve_doom_loop_option(Some(&parse("true").unwrap())).result.unwrap().unwrap().to_json().contains("beyond"));
+    assert!(!resolve_doom_loop_option(Some(&parse("true").unwrap()))
+        .result
+        .unwrap()
+        .unwrap()
+        .to_json()
+        .contains("beyond"));
 
     let option = r#"{"cycles":true,"ledger":true,"failures":true,"budget":{"maxSpend":1e9}}"#;
     let mut m = monitor(option);
@@ -164,7 +207,14 @@ fn defaults_stay_the_reference_and_state_survives_restore() {
     assert!(resumed.restore(&state).is_empty());
     assert_eq!(to_json(&resumed.get_state()), to_json(&state));
     // The resumed run completes the A,B,A,B cycle on its next round.
-    let v = resumed.record_tool_call(&JsString::from("t"), &parse(r#"{"x":2}"#).unwrap(), 1.0, &RecordOptions::default()).unwrap();
+    let v = resumed
+        .record_tool_call(
+            &JsString::from("t"),
+            &parse(r#"{"x":2}"#).unwrap(),
+            1.0,
+            &RecordOptions::default(),
+        )
+        .unwrap();
     assert_eq!(v.verdict.map(|v| label(&v)), Some("\"tool-cycle\"".to_string()));
 
     // A default monitor ignores the extra key, as the reference does.
@@ -179,22 +229,53 @@ fn defaults_stay_the_reference_and_state_survives_restore() {
 /// the reference's four kinds and name the opt-in detector in `optInDetector`.
 #[test]
 fn opt_in_verdicts_keep_a_reference_detector_kind() {
-    let reference_kinds = ["tool-fingerprint", "server-tool-fingerprint", "text-repetition", "text-streak"];
+    let reference_kinds = [
+        "tool-fingerprint",
+        "server-tool-fingerprint",
+        "text-repetition",
+        "text-streak",
+    ];
     let option = r#"{"cycles":true,"ledger":true,"failures":true,"budget":{"maxSpend":1}}"#;
     let mut m = monitor(option);
     let tool = JsString::from("get_invoice");
     let mut seen = Vec::new();
     for (i, args) in alternating(6, r#"{"id":"A"}"#, r#"{"id":"a "}"#).iter().enumerate() {
         let round = (i + 1) as f64;
-        let record = m.record_tool_call(&tool, &parse(args).unwrap(), round, &RecordOptions::default()).unwrap();
-        let result = m.record_tool_result(&tool, &record.fingerprint, Some(&parse("{}").unwrap()), false, round).unwrap();
+        let record = m
+            .record_tool_call(&tool, &parse(args).unwrap(), round, &RecordOptions::default())
+            .unwrap();
+        let result = m
+            .record_tool_result(&tool, &record.fingerprint, Some(&parse("{}").unwrap()), false, round)
+            .unwrap();
         seen.extend(record.verdict.into_iter().chain(result));
         let pay = JsString::from("pay");
-        let call = m.record_tool_call(&pay, &parse(&format!(r#"{{"n":{i}}}"#)).unwrap(), round, &RecordOptions::default()).unwrap();
-        let failure = m.record_tool_result(&pay, &call.fingerprint, Some(&parse(&format!(r#"{{"n":{i}}}"#)).unwrap()), true, round).unwrap();
+        let call = m
+            .record_tool_call(
+                &pay,
+                &parse(&format!(r#"{{"n":{i}}}"#)).unwrap(),
+                round,
+                &RecordOptions::default(),
+            )
+            .unwrap();
+        let failure = m
+            .record_tool_result(
+                &pay,
+                &call.fingerprint,
+                Some(&parse(&format!(r#"{{"n":{i}}}"#)).unwrap()),
+                true,
+                round,
+            )
+            .unwrap();
         seen.extend(failure);
     }
-    let server = m.record_tool_call(&JsString::from("server:web_search_call"), &parse("{}").unwrap(), 7.0, &RecordOptions::server_tool()).unwrap();
+    let server = m
+        .record_tool_call(
+            &JsString::from("server:web_search_call"),
+            &parse("{}").unwrap(),
+            7.0,
+            &RecordOptions::server_tool(),
+        )
+        .unwrap();
     seen.extend(server.verdict);
     seen.extend(m.record_spend(5.0));
     let mut opt_ins: Vec<&str> = seen.iter().filter_map(|v| v.opt_in_detector).collect();
@@ -206,14 +287,23 @@ fn opt_in_verdicts_keep_a_reference_detector_kind() {
         assert!(reference_kinds.iter().any(|k| kind == format!("\"{k}\"")), "{kind}");
         let json = v.to_json();
         match v.opt_in_detector {
-            Some(name) => assert!(json.starts_with(&format!("{{\"detector\":{kind},\"optInDetector\":\"{name}\",")), "{json}"),
+            Some(name) => assert!(
+                json.starts_with(&format!("{{\"detector\":{kind},\"optInDetector\":\"{name}\",")),
+                "{json}"
+            ),
             None => assert!(!json.contains("optInDetector"), "{json}"),
         }
     }
     for v in &seen {
-        let expected = v.opt_in_detector.map(|name| name.parse::<doom_loop::Detector>().unwrap());
+        let expected = v
+            .opt_in_detector
+            .map(|name| name.parse::<doom_loop::Detector>().unwrap());
         if expected.is_some() {
-            assert_eq!(v.detector_kind(), expected, "detector_kind names the opt-in detector that fired");
+            assert_eq!(
+                v.detector_kind(),
+                expected,
+                "detector_kind names the opt-in detector that fired"
+            );
         }
     }
     let budget = seen.iter().find(|v| v.opt_in_detector == Some("budget")).unwrap();

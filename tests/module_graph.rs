@@ -72,7 +72,11 @@ fn crate_paths(text: &str) -> Vec<Vec<String>> {
         for (at, _) in code.match_indices("crate::") {
             let segments: Vec<String> = code[at + 7..]
                 .split("::")
-                .map(|s| s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>())
+                .map(|s| {
+                    s.chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect::<String>()
+                })
                 .take_while(|s| !s.is_empty())
                 .collect();
             if !segments.is_empty() {
@@ -89,8 +93,12 @@ fn root_items(lib: &str) -> BTreeMap<String, String> {
     let code: String = code_lines(lib).collect::<Vec<_>>().join(" ");
     let mut items = BTreeMap::new();
     for statement in code.split(';') {
-        let Some(rest) = statement.trim().strip_prefix("pub use ") else { continue };
-        let Some((module, names)) = rest.split_once("::") else { continue };
+        let Some(rest) = statement.trim().strip_prefix("pub use ") else {
+            continue;
+        };
+        let Some((module, names)) = rest.split_once("::") else {
+            continue;
+        };
         let names = names.trim().trim_start_matches('{').trim_end_matches('}');
         for name in names.split(',') {
             let name = name.trim();
@@ -137,10 +145,16 @@ fn graphs(src: &Path) -> (Graph, Graph) {
         for path in crate_paths(text) {
             let Some(target) = resolve(&path) else { continue };
             if target.module != place.module {
-                modules.entry(place.module.clone()).or_default().insert(target.module.clone());
+                modules
+                    .entry(place.module.clone())
+                    .or_default()
+                    .insert(target.module.clone());
             }
             if target.folder != place.folder {
-                folders.entry(place.folder.clone()).or_default().insert(target.folder.clone());
+                folders
+                    .entry(place.folder.clone())
+                    .or_default()
+                    .insert(target.folder.clone());
             }
         }
     }
@@ -197,7 +211,10 @@ fn folders_import_downward_only() {
     }
     // The layers, top to bottom: nothing imports the surface, and values
     // import nothing above them.
-    assert!(folders.values().all(|targets| !targets.contains("surface")), "{folders:?}");
+    assert!(
+        folders.values().all(|targets| !targets.contains("surface")),
+        "{folders:?}"
+    );
     let below_value: Vec<_> = folders["value"].iter().filter(|t| *t != "error").collect();
     assert!(below_value.is_empty(), "value imports {below_value:?}");
 }

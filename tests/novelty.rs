@@ -8,11 +8,19 @@
 
 use doom_loop::json::{parse, to_json, Value};
 use doom_loop::ladder::Action;
-use doom_loop::{resolve_doom_loop_option, DeclaredCall, DoomLoopMonitor, JsString, RecordOptions, RECOMMENDED_DOOM_LOOP_OPTION};
+use doom_loop::{
+    resolve_doom_loop_option, DeclaredCall, DoomLoopMonitor, JsString, RecordOptions, RECOMMENDED_DOOM_LOOP_OPTION,
+};
 use proptest::prelude::*;
 
+mod support;
+use support::without_beyond;
+
 fn monitor(option: &str) -> DoomLoopMonitor {
-    let config = resolve_doom_loop_option(Some(&parse(option).unwrap())).result.unwrap().unwrap();
+    let config = resolve_doom_loop_option(Some(&parse(option).unwrap()))
+        .result
+        .unwrap()
+        .unwrap();
     DoomLoopMonitor::new(config)
 }
 
@@ -32,9 +40,12 @@ fn run(m: &mut DoomLoopMonitor, steps: &[Step]) -> Vec<&'static str> {
         .map(|(i, (tool, args, result))| {
             let round = (i + 1) as f64;
             let tool = JsString::from(*tool);
-            let record = m.record_tool_call(&tool, &parse(args).unwrap(), round, &RecordOptions::default()).unwrap();
+            let record = m
+                .record_tool_call(&tool, &parse(args).unwrap(), round, &RecordOptions::default())
+                .unwrap();
             let result = result.as_deref().map(|r| Value::String(JsString::from(r)));
-            m.record_tool_result(&tool, &record.fingerprint, result.as_ref(), false, round).unwrap();
+            m.record_tool_result(&tool, &record.fingerprint, result.as_ref(), false, round)
+                .unwrap();
             record.verdict.map_or("-", |v| v.action.as_str())
         })
         .collect()
@@ -42,7 +53,12 @@ fn run(m: &mut DoomLoopMonitor, steps: &[Step]) -> Vec<&'static str> {
 
 /// The actions of one tool's calls only.
 fn of(steps: &[Step], actions: &[&'static str], tool: &str) -> Vec<&'static str> {
-    steps.iter().zip(actions).filter(|(s, _)| s.0 == tool).map(|(_, a)| *a).collect()
+    steps
+        .iter()
+        .zip(actions)
+        .filter(|(s, _)| s.0 == tool)
+        .map(|(_, a)| *a)
+        .collect()
 }
 
 /// An edit (new arguments, new output) before every identical test run.
@@ -67,11 +83,21 @@ fn a_test_printing_an_earlier_failure_after_an_edit_is_progress() {
     // The shape outcome-aware streaks alone block: F1, F2, F1 — the third
     // output is among the last two, so it is not "new".
     let steps = edit_then_test(&["F1", "F2", "F1", "F2", "F1", "F2", "ok"]);
-    assert_eq!(of(&steps, &run(&mut monitor("true"), &steps), "run_tests"), ["-", "observe", "block", "block", "block", "stop", "stop"]);
-    assert_eq!(of(&steps, &run(&mut monitor(OUTCOMES), &steps), "run_tests"), ["-", "observe", "observe", "block", "block", "block", "stop"]);
+    assert_eq!(
+        of(&steps, &run(&mut monitor("true"), &steps), "run_tests"),
+        ["-", "observe", "block", "block", "block", "stop", "stop"]
+    );
+    assert_eq!(
+        of(&steps, &run(&mut monitor(OUTCOMES), &steps), "run_tests"),
+        ["-", "observe", "observe", "block", "block", "block", "stop"]
+    );
     let quiet = of(&steps, &run(&mut monitor(BOTH), &steps), "run_tests");
     assert!(quiet.iter().all(|a| *a == "-" || *a == "observe"), "{quiet:?}");
-    let quiet = of(&steps, &run(&mut monitor(RECOMMENDED_DOOM_LOOP_OPTION), &steps), "run_tests");
+    let quiet = of(
+        &steps,
+        &run(&mut monitor(RECOMMENDED_DOOM_LOOP_OPTION), &steps),
+        "run_tests",
+    );
     assert!(quiet.iter().all(|a| *a == "-" || *a == "observe"), "{quiet:?}");
 }
 
@@ -85,7 +111,11 @@ fn navigation_between_edits_is_progress() {
         .enumerate()
         .flat_map(|(i, v)| {
             [
-                step("str_replace_editor", &format!(r#"{{"insert_line":{i}}}"#), Some(&format!("inserted at {i}"))),
+                step(
+                    "str_replace_editor",
+                    &format!(r#"{{"insert_line":{i}}}"#),
+                    Some(&format!("inserted at {i}")),
+                ),
                 step("bash", r#"{"command":"goto 120"}"#, Some(v)),
             ]
         })
@@ -109,17 +139,33 @@ fn the_loops_keep_their_verdicts() {
         .flat_map(|i| {
             [
                 step("book", r#"{"flight":"HAT023"}"#, Some("error: total is 374")),
-                step("calculate", &format!(r#"{{"expression":"299 + {i}"}}"#), Some(&format!("{}", 299 + i))),
+                step(
+                    "calculate",
+                    &format!(r#"{{"expression":"299 + {i}"}}"#),
+                    Some(&format!("{}", 299 + i)),
+                ),
             ]
         })
         .collect();
     let same_failure = edit_then_test(&["F1"; 7]);
-    for (name, steps, tool) in [("think", think, "book"), ("calculate", calculate, "book"), ("edits, same failure", same_failure, "run_tests")] {
+    for (name, steps, tool) in [
+        ("think", think, "book"),
+        ("calculate", calculate, "book"),
+        ("edits, same failure", same_failure, "run_tests"),
+    ] {
         let defaults = of(&steps, &run(&mut monitor("true"), &steps), tool);
-        assert_eq!(defaults, ["-", "observe", "block", "block", "block", "stop", "stop"], "{name}");
+        assert_eq!(
+            defaults,
+            ["-", "observe", "block", "block", "block", "stop", "stop"],
+            "{name}"
+        );
         // From the third call on (two equal outputs before it) the verdicts
         // are the reference's; the second may be scored 1 after a new result.
-        assert_eq!(of(&steps, &run(&mut monitor(BOTH), &steps), tool)[2..], defaults[2..], "{name}: the same blocks and stop");
+        assert_eq!(
+            of(&steps, &run(&mut monitor(BOTH), &steps), tool)[2..],
+            defaults[2..],
+            "{name}: the same blocks and stop"
+        );
         let recommended = of(&steps, &run(&mut monitor(RECOMMENDED_DOOM_LOOP_OPTION), &steps), tool);
         assert_eq!(recommended[2..], ["block"; 5], "{name}: stop moved to 12");
     }
@@ -130,15 +176,31 @@ fn new_arguments_alone_are_not_novelty() {
     // A `think` whose output never varies: its first result is nothing to
     // differ from, the others repeat it.
     let steps: Vec<Step> = (0..4)
-        .flat_map(|i| [step("poll", "{}", Some("pending")), step("think", &format!(r#"{{"t":{i}}}"#), Some(""))])
+        .flat_map(|i| {
+            [
+                step("poll", "{}", Some("pending")),
+                step("think", &format!(r#"{{"t":{i}}}"#), Some("")),
+            ]
+        })
         .collect();
-    assert_eq!(of(&steps, &run(&mut monitor(r#"{"novelty":true}"#), &steps), "poll"), ["-", "observe", "block", "block"]);
+    assert_eq!(
+        of(&steps, &run(&mut monitor(r#"{"novelty":true}"#), &steps), "poll"),
+        ["-", "observe", "block", "block"]
+    );
     // A think that echoes something new each time is a tool whose output
     // varies; only a call whose own output repeated is a loop then.
     let echo: Vec<Step> = (0..4)
-        .flat_map(|i| [step("poll", "{}", Some("pending")), step("think", &format!(r#"{{"t":{i}}}"#), Some(&format!("t{i}")))])
+        .flat_map(|i| {
+            [
+                step("poll", "{}", Some("pending")),
+                step("think", &format!(r#"{{"t":{i}}}"#), Some(&format!("t{i}"))),
+            ]
+        })
         .collect();
-    assert_eq!(of(&echo, &run(&mut monitor(r#"{"novelty":true}"#), &echo), "poll"), ["-", "observe", "block", "block"]);
+    assert_eq!(
+        of(&echo, &run(&mut monitor(r#"{"novelty":true}"#), &echo), "poll"),
+        ["-", "observe", "block", "block"]
+    );
 }
 
 #[test]
@@ -147,10 +209,18 @@ fn the_options_resolve_and_round_trip_through_the_resolved_config() {
     assert!(resolution.warnings.is_empty());
     let config = resolution.result.unwrap().unwrap();
     assert!(config.beyond.novelty.is_some() && config.beyond.repetition.is_some() && config.beyond.outcomes.is_some());
-    assert!(config.beyond.cycles.is_none() && !config.beyond.ledger && !config.beyond.failures && config.beyond.budget.is_none());
+    assert!(
+        config.beyond.cycles.is_none()
+            && !config.beyond.ledger
+            && !config.beyond.failures
+            && config.beyond.budget.is_none()
+    );
     let json = config.to_json();
     assert!(json.contains(r#""novelty":{"maskDigits":false}"#), "{json}");
-    assert!(json.contains(r#""repetition":{"minRepeats":20,"minChars":16}"#), "{json}");
+    assert!(
+        json.contains(r#""repetition":{"minRepeats":20,"minChars":16}"#),
+        "{json}"
+    );
     let back = doom_loop::ResolvedConfig::from_value(&parse(&json).unwrap()).unwrap();
     assert_eq!(back, config);
     assert!(monitor(r#"{"novelty":false,"repetition":0}"#).config().beyond.is_off());
@@ -168,11 +238,17 @@ fn a_chanting_response_is_observed_and_only_a_run_of_them_stops() {
     assert_eq!(monitor("true").record_assistant_text(&JsString::from(chant(30))), None);
     let mut m = monitor(RECOMMENDED_DOOM_LOOP_OPTION);
     let first = m.record_assistant_text(&JsString::from(chant(30))).unwrap();
-    assert_eq!((first.action, first.streak, first.opt_in_detector), (Action::Observe, 2.0, Some("in-response-repetition")));
+    assert_eq!(
+        (first.action, first.streak, first.opt_in_detector),
+        (Action::Observe, 2.0, Some("in-response-repetition"))
+    );
     assert_eq!(first.detector, Value::String(JsString::from("text-repetition")));
     assert!(first.message.to_string().contains("30 times"), "{}", first.message);
     // A response that does not chant resets the count.
-    assert_eq!(m.record_assistant_text(&JsString::from("Now I will run the tests.")), None);
+    assert_eq!(
+        m.record_assistant_text(&JsString::from("Now I will run the tests.")),
+        None
+    );
     let mut last = None;
     for i in 0..11 {
         // Different texts, so the cross-turn text streak stays out of it.
@@ -182,7 +258,10 @@ fn a_chanting_response_is_observed_and_only_a_run_of_them_stops() {
     // Below the threshold, and the same words inside code fences, do not count.
     let mut m = monitor(r#"{"repetition":true}"#);
     assert_eq!(m.record_assistant_text(&JsString::from(chant(19))), None);
-    assert_eq!(m.record_assistant_text(&JsString::from(format!("```\n{}```", chant(40)))), None);
+    assert_eq!(
+        m.record_assistant_text(&JsString::from(format!("```\n{}```", chant(40)))),
+        None
+    );
 }
 
 #[test]
@@ -196,16 +275,18 @@ fn the_reference_tail_rule_still_decides_where_it_fires() {
 
 // ---- state -------------------------------------------------------------------
 
-fn without_beyond(state: &Value) -> Value {
-    let Value::Object(o) = state else { unreachable!("states are objects") };
-    Value::Object(o.iter().filter(|(k, _)| *k != "beyond").map(|(k, v)| (k.clone(), v.clone())).collect())
-}
-
 fn shapes() -> Vec<Vec<Step>> {
     vec![
         edit_then_test(&["F1", "F2", "F1", "F2", "F1", "F2", "ok"]),
         edit_then_test(&["F1"; 8]),
-        (0..8).flat_map(|i| [step("book", "{}", Some("e")), step("think", &format!(r#"{{"t":{i}}}"#), Some(""))]).collect(),
+        (0..8)
+            .flat_map(|i| {
+                [
+                    step("book", "{}", Some("e")),
+                    step("think", &format!(r#"{{"t":{i}}}"#), Some("")),
+                ]
+            })
+            .collect(),
     ]
 }
 
@@ -216,7 +297,12 @@ fn state_survives_get_state_and_restore_mid_run() {
         for cut in [1, steps.len() / 2, steps.len() - 1] {
             let mut first = monitor(RECOMMENDED_DOOM_LOOP_OPTION);
             let mut actions = run(&mut first, &steps[..cut]);
-            assert_eq!(first.record_assistant_text(&JsString::from(chant(21))).map(|v| v.action), Some(Action::Observe));
+            assert_eq!(
+                first
+                    .record_assistant_text(&JsString::from(chant(21)))
+                    .map(|v| v.action),
+                Some(Action::Observe)
+            );
             let blob = parse(&to_json(&first.get_state())).unwrap();
             assert!(to_json(&blob).contains(r#""novelty":{"epoch":"#) && to_json(&blob).contains(r#""repetition":1"#));
             let mut resumed = monitor(RECOMMENDED_DOOM_LOOP_OPTION);
@@ -224,13 +310,22 @@ fn state_survives_get_state_and_restore_mid_run() {
             assert_eq!(to_json(&resumed.get_state()), to_json(&blob), "restore is exact");
             // The chanting count resumed too: a second chanting response is streak 3.
             let mut probe = resumed.clone();
-            assert_eq!(probe.record_assistant_text(&JsString::from(chant(22))).map(|v| v.streak), Some(3.0));
+            assert_eq!(
+                probe
+                    .record_assistant_text(&JsString::from(chant(22)))
+                    .map(|v| v.streak),
+                Some(3.0)
+            );
             for (i, (tool, args, result)) in steps[cut..].iter().enumerate() {
                 let round = (cut + i + 1) as f64;
                 let tool = JsString::from(*tool);
-                let record = resumed.record_tool_call(&tool, &parse(args).unwrap(), round, &RecordOptions::default()).unwrap();
+                let record = resumed
+                    .record_tool_call(&tool, &parse(args).unwrap(), round, &RecordOptions::default())
+                    .unwrap();
                 let result = result.as_deref().map(|r| Value::String(JsString::from(r)));
-                resumed.record_tool_result(&tool, &record.fingerprint, result.as_ref(), false, round).unwrap();
+                resumed
+                    .record_tool_result(&tool, &record.fingerprint, result.as_ref(), false, round)
+                    .unwrap();
                 actions.push(record.verdict.map_or("-", |v| v.action.as_str()));
             }
             assert_eq!(actions, whole);
@@ -245,7 +340,11 @@ fn a_recommended_blob_restored_where_only_the_reference_keys_are_read_is_harmles
     run(&mut recommended, &steps[..6]);
     let blob = recommended.get_state();
     let keys: Vec<String> = blob.as_object().unwrap().iter().map(|(k, _)| k.to_string()).collect();
-    assert!(keys.iter().all(|k| ["tools", "text", "escalationsUsed", "beyond"].contains(&k.as_str())), "{keys:?}");
+    assert!(
+        keys.iter()
+            .all(|k| ["tools", "text", "escalationsUsed", "beyond"].contains(&k.as_str())),
+        "{keys:?}"
+    );
     let mut reference = monitor("true");
     let mut stripped = monitor("true");
     assert!(reference.restore(&blob).is_empty());
@@ -280,9 +379,13 @@ fn hostile_novelty_state_is_dropped_not_fatal() {
 fn a_result_that_cannot_be_fingerprinted_changes_nothing() {
     let mut m = monitor(BOTH);
     let tool = JsString::from("t");
-    let record = m.record_tool_call(&tool, &parse("{}").unwrap(), 1.0, &RecordOptions::default()).unwrap();
+    let record = m
+        .record_tool_call(&tool, &parse("{}").unwrap(), 1.0, &RecordOptions::default())
+        .unwrap();
     let before = to_json(&m.get_state());
-    assert!(m.record_tool_result(&tool, &record.fingerprint, Some(&Value::BigInt), false, 1.0).is_err());
+    assert!(m
+        .record_tool_result(&tool, &record.fingerprint, Some(&Value::BigInt), false, 1.0)
+        .is_err());
     assert_eq!(to_json(&m.get_state()), before);
 }
 
@@ -300,12 +403,18 @@ fn oracle(steps: &[(usize, usize, Option<usize>)]) -> Vec<f64> {
     let new_to_tool = |k: usize| {
         let (tool, _, result) = steps[k];
         let Some(result) = result else { return false };
-        let earlier: Vec<usize> = (0..k).filter(|&j| steps[j].0 == tool).filter_map(|j| steps[j].2).collect();
+        let earlier: Vec<usize> = (0..k)
+            .filter(|&j| steps[j].0 == tool)
+            .filter_map(|j| steps[j].2)
+            .collect();
         !earlier.is_empty() && !earlier.contains(&result)
     };
     // The known results of fingerprint (tool, arg) before call k, oldest first.
     let known_before = |k: usize, tool: usize, arg: usize| -> Vec<usize> {
-        (0..k).filter(|&j| steps[j].0 == tool && steps[j].1 == arg).filter_map(|j| steps[j].2).collect()
+        (0..k)
+            .filter(|&j| steps[j].0 == tool && steps[j].1 == arg)
+            .filter_map(|j| steps[j].2)
+            .collect()
     };
     (0..steps.len())
         .map(|i| {
@@ -416,7 +525,14 @@ fn a_result_delivered_twice_counts_once_in_the_novelty_state() {
         let tool = JsString::from("poll");
         let mut actions = Vec::new();
         for round in 1..=8 {
-            let record = m.record_tool_call(&tool, &parse("{}").unwrap(), f64::from(round), &RecordOptions::default()).unwrap();
+            let record = m
+                .record_tool_call(
+                    &tool,
+                    &parse("{}").unwrap(),
+                    f64::from(round),
+                    &RecordOptions::default(),
+                )
+                .unwrap();
             actions.push(record.verdict.map_or("-", |v| v.action.as_str()));
             let result = Value::String(JsString::from(if round % 2 == 1 { "A" } else { "B" }));
             for _ in 0..deliveries {
@@ -425,7 +541,8 @@ fn a_result_delivered_twice_counts_once_in_the_novelty_state() {
                     m = monitor(RECOMMENDED_DOOM_LOOP_OPTION);
                     m.restore(&state);
                 }
-                m.record_tool_result(&tool, &record.fingerprint, Some(&result), false, f64::from(round)).unwrap();
+                m.record_tool_result(&tool, &record.fingerprint, Some(&result), false, f64::from(round))
+                    .unwrap();
             }
         }
         actions

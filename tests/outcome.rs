@@ -12,12 +12,18 @@ use doom_loop::{
 };
 use proptest::prelude::*;
 
+mod support;
+use support::without_beyond;
+
 /// Outcome-aware streaks alone (RECOMMENDED before issue #17; it now adds
 /// novelty, in-response repetition and a later stop: tests/novelty.rs).
 const OUTCOMES_ONLY: &str = r#"{"outcomes":true}"#;
 
 fn monitor(option: &str) -> DoomLoopMonitor {
-    let config = resolve_doom_loop_option(Some(&parse(option).unwrap())).result.unwrap().unwrap();
+    let config = resolve_doom_loop_option(Some(&parse(option).unwrap()))
+        .result
+        .unwrap()
+        .unwrap();
     DoomLoopMonitor::new(config)
 }
 
@@ -33,38 +39,61 @@ fn run(m: &mut DoomLoopMonitor, steps: &[Step]) -> Vec<&'static str> {
         .map(|(i, (tool, args, result))| {
             let round = (i + 1) as f64;
             let tool = JsString::from(*tool);
-            let record = m.record_tool_call(&tool, &parse(args).unwrap(), round, &RecordOptions::default()).unwrap();
+            let record = m
+                .record_tool_call(&tool, &parse(args).unwrap(), round, &RecordOptions::default())
+                .unwrap();
             let result = result.map(|r| Value::String(JsString::from(r)));
-            m.record_tool_result(&tool, &record.fingerprint, result.as_ref(), false, round).unwrap();
+            m.record_tool_result(&tool, &record.fingerprint, result.as_ref(), false, round)
+                .unwrap();
             record.verdict.map_or("-", |v| v.action.as_str())
         })
         .collect()
 }
 
 fn strongest(actions: &[&'static str]) -> &'static str {
-    ["stop", "block", "observe"].into_iter().find(|a| actions.contains(a)).unwrap_or("-")
+    ["stop", "block", "observe"]
+        .into_iter()
+        .find(|a| actions.contains(a))
+        .unwrap_or("-")
 }
 
 fn paging(n: usize) -> Vec<Step<'static>> {
-    const PAGES: [&str; 12] = ["p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9", "p10", "p11", "p12"];
-    (0..n).map(|i| ("bash", r#"{"command":"scroll_down"}"#, Some(PAGES[i]))).collect()
+    const PAGES: [&str; 12] = [
+        "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9", "p10", "p11", "p12",
+    ];
+    (0..n)
+        .map(|i| ("bash", r#"{"command":"scroll_down"}"#, Some(PAGES[i])))
+        .collect()
 }
 
 /// An editor tool and a test tool: the same test command after every edit.
 fn edit_then_test(test_results: &[&'static str]) -> Vec<Step<'static>> {
     const EDITS: [&str; 8] = [
-        r#"{"line":1}"#, r#"{"line":2}"#, r#"{"line":3}"#, r#"{"line":4}"#,
-        r#"{"line":5}"#, r#"{"line":6}"#, r#"{"line":7}"#, r#"{"line":8}"#,
+        r#"{"line":1}"#,
+        r#"{"line":2}"#,
+        r#"{"line":3}"#,
+        r#"{"line":4}"#,
+        r#"{"line":5}"#,
+        r#"{"line":6}"#,
+        r#"{"line":7}"#,
+        r#"{"line":8}"#,
     ];
     test_results
         .iter()
         .enumerate()
-        .flat_map(|(i, r)| [("edit_file", EDITS[i], Some("edited")), ("run_tests", r#"{"path":"tests/"}"#, Some(*r))])
+        .flat_map(|(i, r)| {
+            [
+                ("edit_file", EDITS[i], Some("edited")),
+                ("run_tests", r#"{"path":"tests/"}"#, Some(*r)),
+            ]
+        })
         .collect()
 }
 
 fn same_output(n: usize, output: Option<&'static str>) -> Vec<Step<'static>> {
-    (0..n).map(|_| ("edit", r#"{"range":"72:73","text":"x"}"#, output)).collect()
+    (0..n)
+        .map(|_| ("edit", r#"{"range":"72:73","text":"x"}"#, output))
+        .collect()
 }
 
 /// Each shape: (name, steps, strongest action with the defaults, with RECOMMENDED).
@@ -72,18 +101,51 @@ fn shapes() -> Vec<(&'static str, Vec<Step<'static>>, &'static str, &'static str
     vec![
         ("paging with a no-argument command", paging(12), "stop", "observe"),
         ("a poller whose result changes", paging(8), "stop", "observe"),
-        ("edit → test → edit, test results changing", edit_then_test(&["f1", "f2", "f3", "f4", "f5", "f6", "ok"]), "stop", "observe"),
-        ("edit → test, the same failure every time", edit_then_test(&["f", "f", "f", "f", "f", "f"]), "stop", "stop"),
-        ("the same call with the same output", same_output(6, Some("no change")), "stop", "stop"),
+        (
+            "edit → test → edit, test results changing",
+            edit_then_test(&["f1", "f2", "f3", "f4", "f5", "f6", "ok"]),
+            "stop",
+            "observe",
+        ),
+        (
+            "edit → test, the same failure every time",
+            edit_then_test(&["f", "f", "f", "f", "f", "f"]),
+            "stop",
+            "stop",
+        ),
+        (
+            "the same call with the same output",
+            same_output(6, Some("no change")),
+            "stop",
+            "stop",
+        ),
         ("the same call, results unknown", same_output(6, None), "stop", "stop"),
-        ("oscillating outputs A/B/A/B", (0..8).map(|i| ("poll", "{}", Some(if i % 2 == 0 { "A" } else { "B" }))).collect(), "stop", "stop"),
+        (
+            "oscillating outputs A/B/A/B",
+            (0..8)
+                .map(|i| ("poll", "{}", Some(if i % 2 == 0 { "A" } else { "B" })))
+                .collect(),
+            "stop",
+            "stop",
+        ),
         (
             "a booking retried after the same error, a think call between",
             (0..6)
                 .flat_map(|i| {
                     [
                         ("book", r#"{"flight":"HAT023"}"#, Some("error: price mismatch")),
-                        ("think", ["{\"t\":1}", "{\"t\":2}", "{\"t\":3}", "{\"t\":4}", "{\"t\":5}", "{\"t\":6}"][i], Some("")),
+                        (
+                            "think",
+                            [
+                                "{\"t\":1}",
+                                "{\"t\":2}",
+                                "{\"t\":3}",
+                                "{\"t\":4}",
+                                "{\"t\":5}",
+                                "{\"t\":6}",
+                            ][i],
+                            Some(""),
+                        ),
                     ]
                 })
                 .collect(),
@@ -96,8 +158,16 @@ fn shapes() -> Vec<(&'static str, Vec<Step<'static>>, &'static str, &'static str
 #[test]
 fn progress_shapes_stay_quiet_and_loops_keep_their_verdicts() {
     for (name, steps, defaults, recommended) in shapes() {
-        assert_eq!(strongest(&run(&mut monitor("true"), &steps)), defaults, "defaults on {name}");
-        assert_eq!(strongest(&run(&mut monitor(OUTCOMES_ONLY), &steps)), recommended, "outcomes only on {name}");
+        assert_eq!(
+            strongest(&run(&mut monitor("true"), &steps)),
+            defaults,
+            "defaults on {name}"
+        );
+        assert_eq!(
+            strongest(&run(&mut monitor(OUTCOMES_ONLY), &steps)),
+            recommended,
+            "outcomes only on {name}"
+        );
     }
 }
 
@@ -113,15 +183,26 @@ fn the_reference_blocks_edit_then_test_through_separate_tools() {
 
 #[test]
 fn oscillation_counts_with_a_window_of_two_and_is_progress_with_one() {
-    let steps: Vec<Step> = (0..6).map(|i| ("poll", "{}", Some(if i % 2 == 0 { "A" } else { "B" }))).collect();
+    let steps: Vec<Step> = (0..6)
+        .map(|i| ("poll", "{}", Some(if i % 2 == 0 { "A" } else { "B" })))
+        .collect();
     // The second call is scored before its result (B) is known.
-    assert_eq!(run(&mut monitor(r#"{"outcomes":true}"#), &steps), ["-", "observe", "observe", "block", "block", "block"]);
-    assert_eq!(run(&mut monitor(r#"{"outcomes":{"recent":1}}"#), &steps), ["-", "observe", "observe", "observe", "observe", "observe"]);
+    assert_eq!(
+        run(&mut monitor(r#"{"outcomes":true}"#), &steps),
+        ["-", "observe", "observe", "block", "block", "block"]
+    );
+    assert_eq!(
+        run(&mut monitor(r#"{"outcomes":{"recent":1}}"#), &steps),
+        ["-", "observe", "observe", "observe", "observe", "observe"]
+    );
 }
 
 #[test]
 fn a_new_result_clears_the_text_streak_and_the_same_one_does_not() {
-    for (results, expected) in [(["p1", "p2", "p3", "p4", "p5", "p6", "p7"], None), (["p"; 7], Some(Action::Stop))] {
+    for (results, expected) in [
+        (["p1", "p2", "p3", "p4", "p5", "p6", "p7"], None),
+        (["p"; 7], Some(Action::Stop)),
+    ] {
         let mut m = monitor(r#"{"outcomes":true}"#);
         let mut last = None;
         for (i, result) in results.iter().enumerate() {
@@ -129,9 +210,17 @@ fn a_new_result_clears_the_text_streak_and_the_same_one_does_not() {
             last = m.record_assistant_text(&JsString::from("We still have not found it. Scrolling down."));
             let tool = JsString::from("bash");
             let args = parse(&format!(r#"{{"command":"scroll_down","i":{}}}"#, i % 2)).unwrap();
-            let record = m.record_tool_call(&tool, &args, round, &RecordOptions::default()).unwrap();
-            m.record_tool_result(&tool, &record.fingerprint, Some(&Value::String(JsString::from(*result))), false, round)
+            let record = m
+                .record_tool_call(&tool, &args, round, &RecordOptions::default())
                 .unwrap();
+            m.record_tool_result(
+                &tool,
+                &record.fingerprint,
+                Some(&Value::String(JsString::from(*result))),
+                false,
+                round,
+            )
+            .unwrap();
         }
         assert_eq!(last.map(|v| v.action), expected, "results {results:?}");
     }
@@ -140,20 +229,52 @@ fn a_new_result_clears_the_text_streak_and_the_same_one_does_not() {
 #[test]
 fn a_cycle_through_moving_results_is_progress() {
     let cycle = |results: [&'static str; 2]| -> Vec<Step<'static>> {
-        (0..12).map(|i| ("bash", ["{\"c\":\"status\"}", "{\"c\":\"sleep 5\"}"][i % 2], Some(if i % 2 == 0 { ["s1", "s2", "s3", "s4", "s5", "s6"][i / 2] } else { results[1] }))).collect()
+        (0..12)
+            .map(|i| {
+                (
+                    "bash",
+                    ["{\"c\":\"status\"}", "{\"c\":\"sleep 5\"}"][i % 2],
+                    Some(if i % 2 == 0 {
+                        ["s1", "s2", "s3", "s4", "s5", "s6"][i / 2]
+                    } else {
+                        results[1]
+                    }),
+                )
+            })
+            .collect()
     };
-    let stuck: Vec<Step> = (0..12).map(|i| ("bash", ["{\"c\":\"status\"}", "{\"c\":\"sleep 5\"}"][i % 2], Some("same"))).collect();
+    let stuck: Vec<Step> = (0..12)
+        .map(|i| {
+            (
+                "bash",
+                ["{\"c\":\"status\"}", "{\"c\":\"sleep 5\"}"][i % 2],
+                Some("same"),
+            )
+        })
+        .collect();
     const BOTH: &str = r#"{"outcomes":true,"cycles":true}"#;
     assert_eq!(strongest(&run(&mut monitor(BOTH), &cycle(["", ""]))), "-");
-    assert_eq!(strongest(&run(&mut monitor(r#"{"cycles":true}"#), &cycle(["", ""]))), "stop");
+    assert_eq!(
+        strongest(&run(&mut monitor(r#"{"cycles":true}"#), &cycle(["", ""]))),
+        "stop"
+    );
     assert_eq!(strongest(&run(&mut monitor(BOTH), &stuck)), "stop");
 }
 
 #[test]
 fn masked_digits_make_timings_the_same_output() {
-    let steps: Vec<Step> = ["took 12ms", "took 9ms", "took 31ms"].iter().map(|r| ("ping", "{}", Some(*r))).collect();
-    assert_eq!(run(&mut monitor(r#"{"outcomes":true}"#), &steps), ["-", "observe", "observe"]);
-    assert_eq!(run(&mut monitor(r#"{"outcomes":{"maskDigits":true}}"#), &steps), ["-", "observe", "block"]);
+    let steps: Vec<Step> = ["took 12ms", "took 9ms", "took 31ms"]
+        .iter()
+        .map(|r| ("ping", "{}", Some(*r)))
+        .collect();
+    assert_eq!(
+        run(&mut monitor(r#"{"outcomes":true}"#), &steps),
+        ["-", "observe", "observe"]
+    );
+    assert_eq!(
+        run(&mut monitor(r#"{"outcomes":{"maskDigits":true}}"#), &steps),
+        ["-", "observe", "block"]
+    );
 }
 
 #[test]
@@ -163,27 +284,37 @@ fn the_recommended_option_is_the_constant_and_resolves() {
     assert!(resolution.warnings.is_empty());
     let config = resolution.result.unwrap().unwrap();
     // The reference's ladder with the stop rung moved from 6 to 12.
-    assert_eq!(config.ladder, doom_loop::ladder::Ladder { stop: doom_loop::ladder::Threshold::At(12.0), ..doom_loop::DEFAULT_LADDER });
+    assert_eq!(
+        config.ladder,
+        doom_loop::ladder::Ladder {
+            stop: doom_loop::ladder::Threshold::At(12.0),
+            ..doom_loop::DEFAULT_LADDER
+        }
+    );
     assert!(config.beyond.outcomes.is_some() && config.beyond.novelty.is_some() && config.beyond.repetition.is_some());
-    assert!(config.beyond.cycles.is_none() && !config.beyond.ledger && !config.beyond.failures && config.beyond.budget.is_none());
+    assert!(
+        config.beyond.cycles.is_none()
+            && !config.beyond.ledger
+            && !config.beyond.failures
+            && config.beyond.budget.is_none()
+    );
 }
 
 #[test]
 fn an_unfingerprintable_result_is_an_error_and_changes_nothing() {
     let mut m = monitor(r#"{"outcomes":true}"#);
     let tool = JsString::from("t");
-    let record = m.record_tool_call(&tool, &parse("{}").unwrap(), 1.0, &RecordOptions::default()).unwrap();
+    let record = m
+        .record_tool_call(&tool, &parse("{}").unwrap(), 1.0, &RecordOptions::default())
+        .unwrap();
     let before = to_json(&m.get_state());
-    assert!(m.record_tool_result(&tool, &record.fingerprint, Some(&Value::BigInt), false, 1.0).is_err());
+    assert!(m
+        .record_tool_result(&tool, &record.fingerprint, Some(&Value::BigInt), false, 1.0)
+        .is_err());
     assert_eq!(to_json(&m.get_state()), before);
 }
 
 // ---- state -----------------------------------------------------------------
-
-fn without_beyond(state: &Value) -> Value {
-    let Value::Object(o) = state else { unreachable!("states are objects") };
-    Value::Object(o.iter().filter(|(k, _)| *k != "beyond").map(|(k, v)| (k.clone(), v.clone())).collect())
-}
 
 #[test]
 fn state_survives_get_state_and_restore_mid_run() {
@@ -195,14 +326,22 @@ fn state_survives_get_state_and_restore_mid_run() {
         let blob = parse(&to_json(&first.get_state())).unwrap();
         let mut resumed = monitor(OUTCOMES_ONLY);
         assert!(resumed.restore(&blob).is_empty());
-        assert_eq!(to_json(&resumed.get_state()), to_json(&blob), "{name}: restore is exact");
+        assert_eq!(
+            to_json(&resumed.get_state()),
+            to_json(&blob),
+            "{name}: restore is exact"
+        );
         // Rounds continue where they stopped.
         for (i, (tool, args, result)) in steps[half..].iter().enumerate() {
             let round = (half + i + 1) as f64;
             let tool = JsString::from(*tool);
-            let record = resumed.record_tool_call(&tool, &parse(args).unwrap(), round, &RecordOptions::default()).unwrap();
+            let record = resumed
+                .record_tool_call(&tool, &parse(args).unwrap(), round, &RecordOptions::default())
+                .unwrap();
             let result = result.map(|r| Value::String(JsString::from(r)));
-            resumed.record_tool_result(&tool, &record.fingerprint, result.as_ref(), false, round).unwrap();
+            resumed
+                .record_tool_result(&tool, &record.fingerprint, result.as_ref(), false, round)
+                .unwrap();
             actions.push(record.verdict.map_or("-", |v| v.action.as_str()));
         }
         assert_eq!(actions, whole, "{name}");
@@ -218,7 +357,11 @@ fn a_recommended_blob_restored_where_only_the_reference_keys_are_read_is_harmles
     run(&mut recommended, &steps);
     let blob = recommended.get_state();
     let keys: Vec<String> = blob.as_object().unwrap().iter().map(|(k, _)| k.to_string()).collect();
-    assert!(keys.iter().all(|k| ["tools", "text", "escalationsUsed", "beyond"].contains(&k.as_str())), "{keys:?}");
+    assert!(
+        keys.iter()
+            .all(|k| ["tools", "text", "escalationsUsed", "beyond"].contains(&k.as_str())),
+        "{keys:?}"
+    );
     assert!(to_json(&blob).contains("\"outcomes\""));
 
     let mut reference = monitor("true");
@@ -244,7 +387,10 @@ fn hostile_outcome_state_is_dropped_not_fatal() {
     let mut m = monitor(OUTCOMES_ONLY);
     assert!(m.restore(&blob).is_empty());
     let state = to_json(&m.get_state());
-    assert!(state.contains(r#""u":{"f":{"recent":["a"],"base":1000000,"last":1000000}}"#), "{state}");
+    assert!(
+        state.contains(r#""u":{"f":{"recent":["a"],"base":1000000,"last":1000000}}"#),
+        "{state}"
+    );
     assert!(!state.contains("__proto__"), "{state}");
     run(&mut m, &same_output(3, Some("x")));
 }
@@ -275,8 +421,10 @@ fn oracle(steps: &[(usize, usize, Option<usize>)], recent: usize) -> Vec<f64> {
             }
             let new = |j: usize| {
                 let Some(result) = steps[j].2 else { return false };
-                let earlier: Vec<usize> =
-                    (0..j).filter(|&k| steps[k].0 == tool && steps[k].1 == arg).filter_map(|k| steps[k].2).collect();
+                let earlier: Vec<usize> = (0..j)
+                    .filter(|&k| steps[k].0 == tool && steps[k].1 == arg)
+                    .filter_map(|k| steps[k].2)
+                    .collect();
                 let window = &earlier[earlier.len().saturating_sub(recent)..];
                 !window.is_empty() && !window.contains(&result)
             };
@@ -342,8 +490,17 @@ proptest! {
 fn a_nan_round_leaves_a_state_that_restores_to_itself() {
     let mut m = monitor(OUTCOMES_ONLY);
     let tool = JsString::from("t");
-    let record = m.record_tool_call(&tool, &parse("{}").unwrap(), f64::NAN, &RecordOptions::default()).unwrap();
-    m.record_tool_result(&tool, &record.fingerprint, Some(&Value::String(JsString::from("r"))), false, f64::NAN).unwrap();
+    let record = m
+        .record_tool_call(&tool, &parse("{}").unwrap(), f64::NAN, &RecordOptions::default())
+        .unwrap();
+    m.record_tool_result(
+        &tool,
+        &record.fingerprint,
+        Some(&Value::String(JsString::from("r"))),
+        false,
+        f64::NAN,
+    )
+    .unwrap();
     let state = to_json(&m.get_state());
     assert!(!state.contains("\"round\""), "{state}");
     let mut resumed = monitor(OUTCOMES_ONLY);
@@ -359,7 +516,14 @@ fn a_nan_round_leaves_a_state_that_restores_to_itself() {
 fn a_result_without_a_recorded_call_leaves_no_outcome_state() {
     let mut m = monitor(OUTCOMES_ONLY);
     let tool = JsString::from("web_search_call");
-    m.record_tool_result(&tool, &JsString::from(""), Some(&Value::String(JsString::from("r"))), false, 1.0).unwrap();
+    m.record_tool_result(
+        &tool,
+        &JsString::from(""),
+        Some(&Value::String(JsString::from("r"))),
+        false,
+        1.0,
+    )
+    .unwrap();
     let state = to_json(&m.get_state());
     assert!(!state.contains("outcomes"), "{state}");
     let mut resumed = monitor(OUTCOMES_ONLY);
@@ -379,8 +543,11 @@ fn outcomes_quadratic_tools_no_more_the_state_is_keyed_by_tool() {
         let start = std::time::Instant::now();
         for i in 0..n {
             let tool = JsString::from(format!("tool{i}"));
-            let record = m.record_tool_call(&tool, &args, 1.0, &RecordOptions::default()).unwrap();
-            m.record_tool_result(&tool, &record.fingerprint, Some(&out), false, 1.0).unwrap();
+            let record = m
+                .record_tool_call(&tool, &args, 1.0, &RecordOptions::default())
+                .unwrap();
+            m.record_tool_result(&tool, &record.fingerprint, Some(&out), false, 1.0)
+                .unwrap();
         }
         start.elapsed().as_secs_f64()
     };

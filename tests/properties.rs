@@ -38,7 +38,13 @@ fn naive_js_number(n: f64) -> String {
     // value rounded, half to even, to that many digits — where Rust's
     // shortest form may end one unit off (-1893708373182069.3 vs JS's
     // …069.2 at 17 digits; 662368563518973.3 vs …973.2, a tie, at 16).
-    let digits = sci.split_once('e').unwrap().0.chars().filter(char::is_ascii_digit).count();
+    let digits = sci
+        .split_once('e')
+        .unwrap()
+        .0
+        .chars()
+        .filter(char::is_ascii_digit)
+        .count();
     let closest = format!("{:.*e}", digits.saturating_sub(1), n.abs());
     if closest.parse::<f64>() == Ok(n.abs()) {
         sci = closest;
@@ -106,7 +112,10 @@ fn naive_canonical(v: &Value) -> String {
             let mut entries: Vec<(Vec<u16>, &JsString, &Value)> =
                 o.iter().map(|(k, v)| (k.code_units().collect(), k, v)).collect();
             entries.sort_by(|a, b| a.0.cmp(&b.0));
-            let parts: Vec<String> = entries.iter().map(|(_, k, v)| format!("{}:{}", naive_string(k), naive_canonical(v))).collect();
+            let parts: Vec<String> = entries
+                .iter()
+                .map(|(_, k, v)| format!("{}:{}", naive_string(k), naive_canonical(v)))
+                .collect();
             format!("{{{}}}", parts.join(","))
         }
         other => panic!("not generated: {other:?}"),
@@ -130,7 +139,12 @@ fn finite() -> impl Strategy<Value = f64> {
     prop_oneof![
         any::<f64>().prop_filter("finite", |n| n.is_finite()),
         (-1_000_000i64..1_000_000).prop_map(|n| n as f64),
-        Just(1e21), Just(1e-7), Just(5e-324), Just(-0.0), Just(0.1), Just(123456789e300),
+        Just(1e21),
+        Just(1e-7),
+        Just(5e-324),
+        Just(-0.0),
+        Just(0.1),
+        Just(123456789e300),
     ]
 }
 
@@ -165,17 +179,37 @@ fn shuffled(v: &Value, seed: u64) -> Value {
     }
 }
 
-
 /// Lowered text as the shim writes it and worse: JS-only words, holes,
 /// duplicate and escaped keys, non-canonical numbers and escapes, stray
 /// whitespace, nesting near the limit, and malformed fragments.
 fn lowered_text() -> impl Strategy<Value = String> {
     let word = prop_oneof![
-        Just("null"), Just("true"), Just("false"), Just("undefined"), Just("NaN"),
-        Just("Infinity"), Just("-Infinity"), Just("bigint"), Just("circular"), Just("hole"),
-        Just("-0"), Just("1.0"), Just("1e2"), Just("1E+21"), Just("0.000001"), Just("123456789012345"),
-        Just("1234567890123456789"), Just("-12"), Just("007"), Just("\"\\u0041\\/\""), Just("\"\\ud800x\""),
-        Just("\"\\uD83D\\uDE00\""), Just("\"a\u{10000}\""), Just("\"\u{E000}\""), Just("1."), Just("}"),
+        Just("null"),
+        Just("true"),
+        Just("false"),
+        Just("undefined"),
+        Just("NaN"),
+        Just("Infinity"),
+        Just("-Infinity"),
+        Just("bigint"),
+        Just("circular"),
+        Just("hole"),
+        Just("-0"),
+        Just("1.0"),
+        Just("1e2"),
+        Just("1E+21"),
+        Just("0.000001"),
+        Just("123456789012345"),
+        Just("1234567890123456789"),
+        Just("-12"),
+        Just("007"),
+        Just("\"\\u0041\\/\""),
+        Just("\"\\ud800x\""),
+        Just("\"\\uD83D\\uDE00\""),
+        Just("\"a\u{10000}\""),
+        Just("\"\u{E000}\""),
+        Just("1."),
+        Just("}"),
     ]
     .prop_map(String::from);
     let leaf = prop_oneof![
@@ -184,9 +218,14 @@ fn lowered_text() -> impl Strategy<Value = String> {
         2 => js_string().prop_map(|s| naive_string(&s)),
     ];
     let key = prop_oneof![
-        Just("\"a\"".to_string()), Just("\"b\"".to_string()), Just("\"\\u0061\"".to_string()),
-        Just("\"\u{E000}\"".to_string()), Just("\"\u{1F600}\"".to_string()), Just("\"\\ud83d\"".to_string()),
-        Just("\"10\"".to_string()), Just("\"2\"".to_string()),
+        Just("\"a\"".to_string()),
+        Just("\"b\"".to_string()),
+        Just("\"\\u0061\"".to_string()),
+        Just("\"\u{E000}\"".to_string()),
+        Just("\"\u{1F600}\"".to_string()),
+        Just("\"\\ud83d\"".to_string()),
+        Just("\"10\"".to_string()),
+        Just("\"2\"".to_string()),
         js_string().prop_map(|s| naive_string(&s)),
     ];
     let ws = prop_oneof![4 => Just(""), 1 => Just(" "), 1 => Just("\n\t")];
@@ -275,7 +314,9 @@ fn same_as_serde(ours: &Value, theirs: &serde_json::Value) -> bool {
         (Value::Bool(a), serde_json::Value::Bool(b)) => a == b,
         (Value::Number(a), serde_json::Value::Number(b)) => b.as_f64() == Some(*a),
         (Value::String(a), serde_json::Value::String(b)) => a == b.as_str(),
-        (Value::Array(a), serde_json::Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_as_serde(x, y)),
+        (Value::Array(a), serde_json::Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_as_serde(x, y))
+        }
         (Value::Object(a), serde_json::Value::Object(b)) => {
             a.len() == b.len() && b.iter().all(|(k, v)| a.get(k).is_some_and(|x| same_as_serde(x, v)))
         }
@@ -288,7 +329,10 @@ fn same_as_serde(ours: &Value, theirs: &serde_json::Value) -> bool {
 /// (controls, quotes, astral characters), arrays and objects, nested.
 fn json_value() -> impl Strategy<Value = serde_json::Value> {
     use serde_json::Value as Json;
-    let string = prop_oneof![any::<String>(), "[\\\\\"\u{0}-\u{1f}a-c\u{7f}-\u{a0}\u{e000}\u{ffff}\u{10000}\u{10ffff}]{0,8}"];
+    let string = prop_oneof![
+        any::<String>(),
+        "[\\\\\"\u{0}-\u{1f}a-c\u{7f}-\u{a0}\u{e000}\u{ffff}\u{10000}\u{10ffff}]{0,8}"
+    ];
     let leaf = prop_oneof![
         Just(Json::Null),
         any::<bool>().prop_map(Json::Bool),
@@ -300,7 +344,8 @@ fn json_value() -> impl Strategy<Value = serde_json::Value> {
     leaf.prop_recursive(6, 64, 6, move |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..6).prop_map(Json::Array),
-            prop::collection::vec((string.clone(), inner), 0..6).prop_map(|entries| Json::Object(entries.into_iter().collect())),
+            prop::collection::vec((string.clone(), inner), 0..6)
+                .prop_map(|entries| Json::Object(entries.into_iter().collect())),
         ]
     })
 }
@@ -391,7 +436,14 @@ mod serde_json_interop {
 
 #[test]
 fn naive_number_formatter_agrees_on_known_values() {
-    for (n, s) in [(1e21, "1e+21"), (1e20, "100000000000000000000"), (5e-324, "5e-324"), (1e-7, "1e-7"), (1.5e-6, "0.0000015"), (-2.5, "-2.5")] {
+    for (n, s) in [
+        (1e21, "1e+21"),
+        (1e20, "100000000000000000000"),
+        (5e-324, "5e-324"),
+        (1e-7, "1e-7"),
+        (1.5e-6, "0.0000015"),
+        (-2.5, "-2.5"),
+    ] {
         assert_eq!(naive_js_number(n), s);
     }
 }

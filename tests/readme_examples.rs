@@ -50,7 +50,9 @@ fn markdown_pages(root: &Path) -> Vec<PathBuf> {
     let mut pages = vec![root.join("README.md")];
     let mut folders = vec![root.join("docs")];
     while let Some(folder) = folders.pop() {
-        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
             if path.is_dir() {

@@ -28,8 +28,15 @@ fn budget_spend_overflow_survives_restore() {
 #[test]
 fn restore_dos_call_streaks_keyed_in_insertion_order() {
     let keys: Vec<String> = (0..100_000).map(|i| format!("f{}", (i * 7919) % 100_000)).collect();
-    let counts: Vec<String> = keys.iter().enumerate().map(|(i, k)| format!(r#""{k}":{}"#, 2 + i % 3)).collect();
-    let blob = format!(r#"{{"tools":{{"t":{{"fingerprint":"f0","streak":2,"callStreaks":{{{}}}}}}}}}"#, counts.join(","));
+    let counts: Vec<String> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| format!(r#""{k}":{}"#, 2 + i % 3))
+        .collect();
+    let blob = format!(
+        r#"{{"tools":{{"t":{{"fingerprint":"f0","streak":2,"callStreaks":{{{}}}}}}}}}"#,
+        counts.join(",")
+    );
     let mut monitor = DoomLoopMonitor::new(doom_loop::ResolvedConfig::default());
     assert!(monitor.restore(&parse(&blob).unwrap()).is_empty());
     assert_eq!(to_json(&monitor.get_state()), blob);
@@ -57,16 +64,32 @@ fn quadratic_declared_rounds_keep_reference_streaks() {
     for (round, declared, recorded) in script {
         let calls: Vec<DeclaredCall> = declared
             .iter()
-            .map(|k| DeclaredCall { tool_name: tool.clone(), key_material: material(k) })
+            .map(|k| DeclaredCall {
+                tool_name: tool.clone(),
+                key_material: material(k),
+            })
             .collect();
         assert!(monitor.declare_round(round, &calls).is_empty());
         for k in recorded {
-            let r = monitor.record_tool_call(&tool, &material(k), round, &RecordOptions::default()).unwrap();
-            let action = r.verdict.map(|v| &v.action.as_str()[..1]).unwrap_or_default().to_string();
-            out.push(format!("{round}{k}:{}{}{action}", r.streak, if r.duplicate_in_round { "d" } else { "" }));
+            let r = monitor
+                .record_tool_call(&tool, &material(k), round, &RecordOptions::default())
+                .unwrap();
+            let action = r
+                .verdict
+                .map(|v| &v.action.as_str()[..1])
+                .unwrap_or_default()
+                .to_string();
+            out.push(format!(
+                "{round}{k}:{}{}{action}",
+                r.streak,
+                if r.duplicate_in_round { "d" } else { "" }
+            ));
         }
     }
-    assert_eq!(out.join(" "), "1a:1 1b:1 2b:2o 2a:2o 2a:2do 3a:3b 3c:1 4c:2o 4b:2o 4a:4b 5d:1");
+    assert_eq!(
+        out.join(" "),
+        "1a:1 1b:1 2b:2o 2a:2o 2a:2do 3a:3b 3c:1 4c:2o 4b:2o 4a:4b 5d:1"
+    );
     assert_eq!(
         to_json(&monitor.get_state()),
         r#"{"tools":{"t":{"fingerprint":"cc6b1b082011b6446f7137fe185380c202ff4f64c0a57d6e83b3c56775f4a95c","streak":3,"roundFingerprints":["49f49368e752145ad5fe95c9c4f2dbbcdb433b7e193e278cae90b2781c37bca6","cc6b1b082011b6446f7137fe185380c202ff4f64c0a57d6e83b3c56775f4a95c","ef6603958b9fdbebd48e0b5d20937bd26b53b832b7a79aa799f5d808e3e2d779"],"callStreaks":{"12155fd208f7aefd8b2ec770a4caaacda633ad58b9d4c7c87c4fa9c9e4899a1a":1}}}}"#

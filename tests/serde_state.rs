@@ -40,7 +40,10 @@ fn check(monitor: &DoomLoopMonitor, tally: &mut Tally, at: &str) {
             // Only a name or fingerprint with a lone surrogate may refuse,
             // and it must say so.
             assert!(error.to_string().contains("lone surrogate"), "{at}: {error}");
-            assert!(expected.contains("\\ud"), "{at}: refused a state without lone surrogates: {expected}");
+            assert!(
+                expected.contains("\\ud"),
+                "{at}: refused a state without lone surrogates: {expected}"
+            );
             tally.lone_surrogates += 1;
         }
     }
@@ -49,14 +52,20 @@ fn check(monitor: &DoomLoopMonitor, tally: &mut Tally, at: &str) {
 fn decode_stand_ins(value: &Value) -> Value {
     match value {
         Value::Object(o) if o.len() == 1 && o.get("$nan") == Some(&Value::Bool(true)) => Value::Number(f64::NAN),
-        Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), decode_stand_ins(v))).collect::<Object>()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| (k.clone(), decode_stand_ins(v)))
+                .collect::<Object>(),
+        ),
         Value::Array(items) => Value::Array(items.iter().map(decode_stand_ins).collect()),
         other => other.clone(),
     }
 }
 
 fn text<'a>(step: &'a Object, name: &str) -> &'a JsString {
-    step.get(name).and_then(Value::as_js_string).unwrap_or_else(|| panic!("`{name}` is a string"))
+    step.get(name)
+        .and_then(Value::as_js_string)
+        .unwrap_or_else(|| panic!("`{name}` is a string"))
 }
 
 fn args(step: &Object) -> Value {
@@ -65,15 +74,22 @@ fn args(step: &Object) -> Value {
 
 fn replay(trace: &Object, tally: &mut Tally, at: &str) {
     let option = decode_stand_ins(trace.get("option").expect("option"));
-    let config = resolve_doom_loop_option(Some(&option)).result.expect("resolves").expect("detection on");
+    let config = resolve_doom_loop_option(Some(&option))
+        .result
+        .expect("resolves")
+        .expect("detection on");
     let mut monitor = DoomLoopMonitor::new(config);
-    let Some(Value::Array(steps)) = trace.get("steps") else { panic!("{at}: steps") };
+    let Some(Value::Array(steps)) = trace.get("steps") else {
+        panic!("{at}: steps")
+    };
     for (i, step) in steps.iter().enumerate() {
         let step = step.as_object().expect("step object");
         let at = format!("{at} step {i}");
         match text(step, "op").to_string().as_str() {
             "declare" => {
-                let Some(Value::Array(calls)) = step.get("calls") else { panic!("{at}: calls") };
+                let Some(Value::Array(calls)) = step.get("calls") else {
+                    panic!("{at}: calls")
+                };
                 let calls: Vec<(JsString, Value)> = calls
                     .iter()
                     .map(|c| c.as_object().expect("call"))
@@ -135,13 +151,19 @@ fn built_in_scenarios_reach_every_field() {
     .unwrap();
     let config = resolve_doom_loop_option(Some(&option)).result.unwrap().unwrap();
     let mut monitor = DoomLoopMonitor::new(config);
-    let (a, b, c) = (parse(r#"{"id":1}"#).unwrap(), parse(r#"{"id":2}"#).unwrap(), parse(r#"{"id":0.5}"#).unwrap());
+    let (a, b, c) = (
+        parse(r#"{"id":1}"#).unwrap(),
+        parse(r#"{"id":2}"#).unwrap(),
+        parse(r#"{"id":0.5}"#).unwrap(),
+    );
     for round in 1..=4u32 {
         monitor.declare(round, [("fan", &a), ("fan", &b)]);
         monitor.record_call("fan", &a, round).unwrap();
         monitor.record_call("fan", &b, round).unwrap();
         // Alternating arguments: a cycle, and call streaks the set cannot rebuild.
-        monitor.record_call("alt", if round % 2 == 0 { &a } else { &c }, round).unwrap();
+        monitor
+            .record_call("alt", if round % 2 == 0 { &a } else { &c }, round)
+            .unwrap();
         monitor.record_call("7", &c, round).unwrap();
         // A set that grows and shrinks: per-call streaks outrun the set's.
         if round % 2 == 0 {
@@ -151,7 +173,9 @@ fn built_in_scenarios_reach_every_field() {
         monitor.record_call("grow", &a, round).unwrap();
         monitor.record_text("Same text again.");
         let fingerprint = JsString::from(doom_loop::fingerprint_tool_call(&"alt".into(), &a).unwrap());
-        monitor.record_tool_result(&"alt".into(), &fingerprint, None, true, f64::from(round)).unwrap();
+        monitor
+            .record_tool_result(&"alt".into(), &fingerprint, None, true, f64::from(round))
+            .unwrap();
         monitor.record_spend(0.1 * f64::from(round));
         check(&monitor, &mut tally, &format!("round {round}"));
     }
@@ -175,8 +199,12 @@ fn built_in_scenarios_reach_every_field() {
 
 #[test]
 fn a_malformed_state_is_an_error_naming_the_field() {
-    let error = serde_json::from_str::<DoomLoopState>(r#"{"tools":{"t":{"fingerprint":"f","streak":"2"}}}"#).unwrap_err();
-    assert!(error.to_string().contains("tools.t.streak: expected a finite number"), "{error}");
+    let error =
+        serde_json::from_str::<DoomLoopState>(r#"{"tools":{"t":{"fingerprint":"f","streak":"2"}}}"#).unwrap_err();
+    assert!(
+        error.to_string().contains("tools.t.streak: expected a finite number"),
+        "{error}"
+    );
     let error = serde_json::from_str::<DoomLoopState>(r#"[]"#).unwrap_err();
     assert!(error.to_string().contains("state: expected an object"), "{error}");
 }

@@ -32,7 +32,12 @@ fn respond(session: &mut Session, calls: Vec<Call>) -> doom_loop::session::Round
 /// The action of the first decision's verdict per response, for `n` identical responses.
 fn ladder_run(session: &mut Session, n: usize) -> Vec<Option<Action>> {
     (1..=n)
-        .map(|i| respond(session, vec![invoice(&format!("c{i}"))]).decisions[0].verdict.as_ref().map(|v| v.action))
+        .map(|i| {
+            respond(session, vec![invoice(&format!("c{i}"))]).decisions[0]
+                .verdict
+                .as_ref()
+                .map(|v| v.action)
+        })
         .collect()
 }
 
@@ -42,7 +47,14 @@ fn reference_defaults_observe_block_stop() {
     let actions = ladder_run(&mut session, 6);
     assert_eq!(
         actions,
-        vec![None, Some(Action::Observe), Some(Action::Block), Some(Action::Block), Some(Action::Block), Some(Action::Stop)]
+        vec![
+            None,
+            Some(Action::Observe),
+            Some(Action::Block),
+            Some(Action::Block),
+            Some(Action::Block),
+            Some(Action::Stop)
+        ]
     );
     let halt = session.halt().expect("halted at the 6th call").clone();
     assert_eq!(halt.action, Action::Stop);
@@ -50,7 +62,12 @@ fn reference_defaults_observe_block_stop() {
     let streak_before = to_json(&session.state());
     let sealed = respond(&mut session, vec![invoice("c7")]);
     assert_eq!(sealed.decisions[0].action, CallAction::Refuse);
-    assert!(sealed.decisions[0].message.as_ref().unwrap().to_string().starts_with("Not executed: this run was stopped"));
+    assert!(sealed.decisions[0]
+        .message
+        .as_ref()
+        .unwrap()
+        .to_string()
+        .starts_with("Not executed: this run was stopped"));
     assert_eq!(sealed.round, 0);
     assert_eq!(to_json(&session.state()), streak_before);
 }
@@ -62,13 +79,18 @@ fn block_refuses_with_the_verdict_text() {
     let third = respond(&mut session, vec![invoice("c3")]);
     let decision = &third.decisions[0];
     assert_eq!(decision.action, CallAction::Refuse);
-    assert_eq!(decision.message.as_ref(), Some(&decision.verdict.as_ref().unwrap().message));
+    assert_eq!(
+        decision.message.as_ref(),
+        Some(&decision.verdict.as_ref().unwrap().message)
+    );
     assert!(third.halt.is_none());
 }
 
 #[test]
 fn steer_and_escalate_shape_the_next_request() {
-    let cfg = config(r#"{"ladder":{"observe":2,"steer":3,"escalate":4,"block":5,"stop":6},"escalation":{"model":"big","maxEscalations":1}}"#);
+    let cfg = config(
+        r#"{"ladder":{"observe":2,"steer":3,"escalate":4,"block":5,"stop":6},"escalation":{"model":"big","maxEscalations":1}}"#,
+    );
     let mut session = Session::new(cfg, SessionOptions::default());
     let actions = ladder_run(&mut session, 3);
     assert_eq!(actions[2], Some(Action::Steer));
@@ -82,7 +104,11 @@ fn steer_and_escalate_shape_the_next_request() {
     assert_eq!(fourth.decisions[0].action, CallAction::Run);
     let patch = session.next_request();
     assert!(patch.escalate);
-    assert!(patch.guidance.unwrap().to_string().ends_with("The next turn runs on a stronger model: use it to change course."));
+    assert!(patch
+        .guidance
+        .unwrap()
+        .to_string()
+        .ends_with("The next turn runs on a stronger model: use it to change course."));
     assert!(to_json(&session.state()).contains("\"escalationsUsed\":1"));
     // Budget spent: the next escalate streak falls through to a weaker rung.
     let mut session2 = session.clone();
@@ -112,7 +138,14 @@ fn parallel_duplicates_count_once_and_share_the_first_decision() {
     let mut session = Session::new(ResolvedConfig::default(), SessionOptions::default());
     let mut last = None;
     for round in 1..=3 {
-        let out = respond(&mut session, vec![invoice(&format!("{round}a")), invoice(&format!("{round}b")), invoice(&format!("{round}c"))]);
+        let out = respond(
+            &mut session,
+            vec![
+                invoice(&format!("{round}a")),
+                invoice(&format!("{round}b")),
+                invoice(&format!("{round}c")),
+            ],
+        );
         assert!(!out.decisions[0].duplicate_in_round);
         assert!(out.decisions[1].duplicate_in_round && out.decisions[2].duplicate_in_round);
         assert_eq!(out.decisions[0].action, out.decisions[1].action);
@@ -132,7 +165,10 @@ fn malformed_arguments_are_identified_by_their_text() {
     let mut session = Session::new(ResolvedConfig::default(), SessionOptions::default());
     let mut actions = Vec::new();
     for round in 1..=3 {
-        let out = respond(&mut session, vec![Call::malformed(format!("m{round}"), "run", "{not json")]);
+        let out = respond(
+            &mut session,
+            vec![Call::malformed(format!("m{round}"), "run", "{not json")],
+        );
         assert!(out.decisions[0].malformed);
         actions.push(out.decisions[0].action);
     }
@@ -156,15 +192,26 @@ fn loop_key_forms() {
     let mut shell = Vec::new();
     for round in 1..=3 {
         // The field list ignores `ts`: the same command repeats.
-        let call = Call::new(format!("s{round}"), "shell", args(&format!(r#"{{"command":"ls","ts":{round}}}"#)));
+        let call = Call::new(
+            format!("s{round}"),
+            "shell",
+            args(&format!(r#"{{"command":"ls","ts":{round}}}"#)),
+        );
         let clock = Call::new(format!("k{round}"), "clock", args("{}"));
-        let mut host = Call::new(format!("h{round}"), "lookup", args(&format!(r#"{{"id":"A","nonce":{round}}}"#)));
+        let mut host = Call::new(
+            format!("h{round}"),
+            "lookup",
+            args(&format!(r#"{{"id":"A","nonce":{round}}}"#)),
+        );
         host.key = CallKey::Material(args(r#""A""#));
         let mut exempt = Call::new(format!("e{round}"), "lookup2", args("{}"));
         exempt.key = CallKey::Exempt;
         let out = respond(&mut session, vec![call, clock, host, exempt]);
         assert!(out.decisions[1].exempt && out.decisions[3].exempt);
-        assert_eq!(out.decisions[2].streak, round as f64, "host-resolved key material repeats");
+        assert_eq!(
+            out.decisions[2].streak, round as f64,
+            "host-resolved key material repeats"
+        );
         shell.push(out.decisions[0].action);
     }
     assert_eq!(shell[2], CallAction::Refuse);
@@ -173,11 +220,19 @@ fn loop_key_forms() {
     let out = respond(&mut session, vec![Call::new("o", "odd", args("{}"))]);
     assert!(!out.decisions[0].exempt);
     let warnings: Vec<String> = warnings.into_iter().chain(session.take_warnings()).collect();
-    assert!(warnings.iter().any(|w| w.contains("loopKey has unsupported shape (number)")), "{warnings:?}");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("loopKey has unsupported shape (number)")),
+        "{warnings:?}"
+    );
     // A field list on non-object arguments: not monitored, with a warning.
     let out = respond(&mut session, vec![Call::new("s", "shell", args("3"))]);
     assert!(out.decisions[0].exempt);
-    assert!(session.take_warnings().iter().any(|w| w.contains("could not be resolved")));
+    assert!(session
+        .take_warnings()
+        .iter()
+        .any(|w| w.contains("could not be resolved")));
 }
 
 #[test]
@@ -187,7 +242,10 @@ fn unhashable_key_material_falls_back_to_the_arguments() {
     call.key = CallKey::Material(Value::BigInt);
     let out = respond(&mut session, vec![call]);
     assert!(out.decisions[0].fingerprint.is_some());
-    assert!(session.take_warnings().iter().any(|w| w.contains("using its full arguments")));
+    assert!(session
+        .take_warnings()
+        .iter()
+        .any(|w| w.contains("using its full arguments")));
     let out = respond(&mut session, vec![Call::new("v", "t", Value::BigInt)]);
     assert!(out.decisions[0].fingerprint.is_none() && out.decisions[0].action == CallAction::Run);
 }
@@ -206,7 +264,10 @@ fn text_stop_halts_before_the_responses_calls() {
             assert_eq!(out.text_verdict.as_ref().unwrap().action, Action::Stop);
             assert!(out.halt.is_some());
             assert_eq!(out.decisions[0].action, CallAction::Refuse);
-            assert!(out.decisions[0].fingerprint.is_none(), "halted before it ran: not recorded");
+            assert!(
+                out.decisions[0].fingerprint.is_none(),
+                "halted before it ran: not recorded"
+            );
         }
     }
 }
@@ -217,7 +278,10 @@ fn results_feed_outcome_streaks_once_per_call() {
     // A paging tool whose every page is new is progress: never blocked.
     let mut session = Session::new(cfg.clone(), SessionOptions::default());
     for page in 1..=8 {
-        let out = respond(&mut session, vec![Call::new(format!("p{page}"), "scroll_down", args("{}"))]);
+        let out = respond(
+            &mut session,
+            vec![Call::new(format!("p{page}"), "scroll_down", args("{}"))],
+        );
         assert_eq!(out.decisions[0].action, CallAction::Run, "page {page}");
         let result = Value::String(JsString::from(format!("lines {page}")));
         session.on_result(&JsString::from(format!("p{page}")), Some(&result), false);
@@ -253,7 +317,10 @@ fn failures_halt_after_the_round() {
     let error = args(r#"{"error":"timeout"}"#);
     for round in 1..=6 {
         let id = JsString::from(format!("d{round}"));
-        let out = respond(&mut session, vec![Call::new(id.clone(), "deploy", args(&format!(r#"{{"v":{round}}}"#)))]);
+        let out = respond(
+            &mut session,
+            vec![Call::new(id.clone(), "deploy", args(&format!(r#"{{"v":{round}}}"#)))],
+        );
         assert_eq!(out.decisions[0].action, CallAction::Run);
         session.on_result(&id, Some(&error), true);
     }
@@ -274,7 +341,10 @@ fn lone_calls_open_rounds_until_ended() {
         actions.push(first.action);
     }
     assert_eq!(actions, vec![CallAction::Run, CallAction::Run, CallAction::Refuse]);
-    assert_eq!(session.decision(&JsString::from("3b")).map(|d| d.action), Some(CallAction::Refuse));
+    assert_eq!(
+        session.decision(&JsString::from("3b")).map(|d| d.action),
+        Some(CallAction::Refuse)
+    );
 }
 
 #[test]
@@ -315,7 +385,12 @@ fn state_round_trips_and_continues_the_streak() {
     let mut straight = Session::new(cfg.clone(), SessionOptions::default());
     let mut resumed = Session::new(cfg.clone(), SessionOptions::default());
     for round in 1..=6 {
-        let calls = || vec![invoice(&format!("c{round}")), Call::new(format!("f{round}"), "fetch", args(&format!(r#"{{"u":{round}}}"#)))];
+        let calls = || {
+            vec![
+                invoice(&format!("c{round}")),
+                Call::new(format!("f{round}"), "fetch", args(&format!(r#"{{"u":{round}}}"#))),
+            ]
+        };
         let a = respond(&mut straight, calls());
         let b = respond(&mut resumed, calls());
         assert_eq!(a.decisions, b.decisions, "round {round}");
@@ -348,7 +423,10 @@ fn the_state_is_the_reference_shape_and_the_reference_resumes_it() {
     let reference = parse(r#"{"tools":{"get_invoice":{"fingerprint":"x","streak":4}},"pendingSteer":["keep going"],"stopVerdict":{"detector":"tool-fingerprint","action":"stop","streak":6,"fingerprint":"f","toolName":"get_invoice","message":"m"}}"#).unwrap();
     let mut resumed = Session::restore(ResolvedConfig::default(), SessionOptions::default(), &reference);
     assert!(resumed.halt().is_none(), "a fresh turn does not re-arm a halt");
-    assert_eq!(resumed.take_guidance().map(|g| g.to_string()), Some("keep going".to_string()));
+    assert_eq!(
+        resumed.take_guidance().map(|g| g.to_string()),
+        Some("keep going".to_string())
+    );
     resumed.resume_halt();
     assert_eq!(resumed.halt().map(|v| v.streak), Some(6.0));
     resumed.on_user_turn();
@@ -357,8 +435,17 @@ fn the_state_is_the_reference_shape_and_the_reference_resumes_it() {
 
 #[test]
 fn corrupt_state_fails_open() {
-    for blob in [r#"null"#, r#"[1,2]"#, r#"{"tools":7,"session":{"round":-1,"inflight":"x"},"stopVerdict":{"action":"nope"}}"#, r#""text""#] {
-        let mut session = Session::restore(ResolvedConfig::default(), SessionOptions::default(), &parse(blob).unwrap());
+    for blob in [
+        r#"null"#,
+        r#"[1,2]"#,
+        r#"{"tools":7,"session":{"round":-1,"inflight":"x"},"stopVerdict":{"action":"nope"}}"#,
+        r#""text""#,
+    ] {
+        let mut session = Session::restore(
+            ResolvedConfig::default(),
+            SessionOptions::default(),
+            &parse(blob).unwrap(),
+        );
         assert_eq!(session.round(), 0);
         assert!(session.halt().is_none());
         let out = respond(&mut session, vec![invoice("c")]);
@@ -376,7 +463,10 @@ fn regression_failure_round_survives_restore_mid_round() {
         let mut m = DoomLoopMonitor::new(cfg.clone());
         let declared = [args(r#"{"u":1}"#), args(r#"{"u":2}"#)]
             .into_iter()
-            .map(|key_material| doom_loop::DeclaredCall { tool_name: JsString::from("fetch"), key_material })
+            .map(|key_material| doom_loop::DeclaredCall {
+                tool_name: JsString::from("fetch"),
+                key_material,
+            })
             .collect::<Vec<_>>();
         m.declare_round(1.0, &declared);
         let tool = JsString::from("fetch");
@@ -384,13 +474,15 @@ fn regression_failure_round_survives_restore_mid_round() {
         let a = m.record_tool_call(&tool, &args(r#"{"u":1}"#), 1.0, &options).unwrap();
         let b = m.record_tool_call(&tool, &args(r#"{"u":2}"#), 1.0, &options).unwrap();
         let error = args(r#"{"error":"timeout"}"#);
-        m.record_tool_result(&tool, &a.fingerprint, Some(&error), true, 1.0).unwrap();
+        m.record_tool_result(&tool, &a.fingerprint, Some(&error), true, 1.0)
+            .unwrap();
         if restore_mid_round {
             let blob = parse(&to_json(&m.get_state())).unwrap();
             m = DoomLoopMonitor::new(cfg.clone());
             m.restore(&blob);
         }
-        m.record_tool_result(&tool, &b.fingerprint, Some(&error), true, 1.0).unwrap();
+        m.record_tool_result(&tool, &b.fingerprint, Some(&error), true, 1.0)
+            .unwrap();
         to_json(&m.get_state())
     };
     assert_eq!(run(false), run(true));
@@ -406,11 +498,14 @@ fn regression_a_result_delivered_twice_counts_once() {
         let tool = JsString::from("poll");
         let mut actions = Vec::new();
         for round in 1..=8 {
-            let record = m.record_tool_call(&tool, &args("{}"), round as f64, &Default::default()).unwrap();
+            let record = m
+                .record_tool_call(&tool, &args("{}"), round as f64, &Default::default())
+                .unwrap();
             actions.push(record.verdict.map(|v| v.action));
             let result = Value::String(JsString::from(if round % 2 == 1 { "A" } else { "B" }));
             for _ in 0..deliveries {
-                m.record_tool_result(&tool, &record.fingerprint, Some(&result), false, round as f64).unwrap();
+                m.record_tool_result(&tool, &record.fingerprint, Some(&result), false, round as f64)
+                    .unwrap();
             }
         }
         actions
@@ -427,9 +522,16 @@ fn regression_replay_records_the_round_before_its_results() {
     let mut session = Session::new(cfg, SessionOptions::default());
     let p = |id: &str| Call::new(id, "p", args(r#"{"x":0}"#));
     let first = respond(&mut session, vec![p("a")]);
-    session.on_result(&first.decisions[0].id, Some(&Value::String(JsString::from("r0"))), false);
+    session.on_result(
+        &first.decisions[0].id,
+        Some(&Value::String(JsString::from("r0"))),
+        false,
+    );
     let second = respond(&mut session, vec![p("b"), p("c")]);
     assert_eq!(second.decisions[0].verdict, second.decisions[1].verdict);
     assert_eq!(second.decisions[0].streak, second.decisions[1].streak);
-    assert_eq!(second.decisions[0].verdict.as_ref().map(|v| v.action), Some(Action::Observe));
+    assert_eq!(
+        second.decisions[0].verdict.as_ref().map(|v| v.action),
+        Some(Action::Observe)
+    );
 }

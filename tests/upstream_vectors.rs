@@ -27,14 +27,23 @@ fn upstream_fingerprint_vectors_match() {
             panic!("no `{key}`");
         };
         for vector in vectors {
-            let material = vector.as_object().and_then(|o| o.get("keyMaterial")).expect("keyMaterial");
-            assert_eq!(canonicalize(material).expect("canonical").as_str(), string(vector, "jcs").to_string());
+            let material = vector
+                .as_object()
+                .and_then(|o| o.get("keyMaterial"))
+                .expect("keyMaterial");
+            assert_eq!(
+                canonicalize(material).expect("canonical").as_str(),
+                string(vector, "jcs").to_string()
+            );
             let fingerprint = if with_tool {
                 fingerprint_tool_call(string(vector, "toolName"), material)
             } else {
                 fingerprint_key_material(material)
             };
-            assert_eq!(fingerprint.expect("fingerprint"), string(vector, "fingerprint").to_string());
+            assert_eq!(
+                fingerprint.expect("fingerprint"),
+                string(vector, "fingerprint").to_string()
+            );
             checked += 1;
         }
     }

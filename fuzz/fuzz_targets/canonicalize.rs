@@ -13,8 +13,8 @@
 #![no_main]
 
 use doom_loop::canonical::canonicalize_lowered;
-use doom_loop::json::parse_lowered;
 use doom_loop::fingerprint::sha256_hex;
+use doom_loop::json::parse_lowered;
 use doom_loop::json::{parse, Value};
 use doom_loop::{canonicalize, fingerprint_key_material, fingerprint_tool_call, JsString};
 use libfuzzer_sys::fuzz_target;
@@ -37,7 +37,11 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let tree = parse_lowered(text).and_then(|v| canonicalize(&v));
-    assert_eq!(canonicalize_lowered(text), tree, "direct and tree paths differ on {text:?}");
+    assert_eq!(
+        canonicalize_lowered(text),
+        tree,
+        "direct and tree paths differ on {text:?}"
+    );
     let Ok(v) = parse_lowered(text) else {
         return;
     };
@@ -66,7 +70,12 @@ fuzz_target!(|data: &[u8]| {
             let call_fp = fingerprint_tool_call(&tool, &v).expect("fingerprint_tool_call after Ok canonicalize");
             let material = format!("{}\n{}", tool.to_utf8_lossy(), c);
             assert_eq!(call_fp, sha256_hex(material.as_bytes()));
-            assert!(call_fp.len() == 64 && call_fp.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+            assert!(
+                call_fp.len() == 64
+                    && call_fp
+                        .bytes()
+                        .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+            );
         }
         Err(e) => {
             assert_eq!(fingerprint_key_material(&v).unwrap_err(), e);

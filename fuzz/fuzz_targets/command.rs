@@ -38,9 +38,16 @@ fuzz_target!(|data: &[u8]| {
     let status = main_lossy(&argv, &mut host);
     assert!(matches!(status, 0..=2), "status {status} for {argv:?}");
     let hook = argv.len() >= 2 && argv[0] == "hook" && (argv[1] == "claude-code" || argv[1] == "gemini-cli");
-    assert!(!hook || status == 0, "a hook exited {status}: {argv:?}\n{}", host.stderr);
+    assert!(
+        !hook || status == 0,
+        "a hook exited {status}: {argv:?}\n{}",
+        host.stderr
+    );
     for path in host.files.keys().filter(|p| p.starts_with("state")) {
         let name = path.display().to_string();
-        assert!(!name.ends_with(".lock") && !name.ends_with(".tmp"), "{name} left behind");
+        assert!(
+            !name.ends_with(".lock") && !name.ends_with(".tmp"),
+            "{name} left behind"
+        );
     }
 });

@@ -88,8 +88,10 @@ pub fn beyond_within_restore_clamp(state: &Value) -> bool {
         && section("ledger")
             .iter()
             .all(|e| e.as_object().and_then(|o| o.get("streak")).is_none_or(small))
-        && section("cycles").iter().all(|e| match e.as_object().and_then(|o| o.get("runs")) {
-            Some(Value::Array(runs)) => runs.iter().all(small),
-            _ => true,
-        })
+        && section("cycles")
+            .iter()
+            .all(|e| match e.as_object().and_then(|o| o.get("runs")) {
+                Some(Value::Array(runs)) => runs.iter().all(small),
+                _ => true,
+            })
 }

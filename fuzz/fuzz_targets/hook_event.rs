@@ -28,14 +28,24 @@ fuzz_target!(|data: &[u8]| {
     };
     let Ok(incoming) = read_event(agent, event) else { return };
     let option = default_option();
-    let Ok(first) = step(agent, &incoming, state.as_deref(), &option) else { return };
+    let Ok(first) = step(agent, &incoming, state.as_deref(), &option) else {
+        return;
+    };
     if !first.stdout.is_empty() {
-        let answer = parse(first.stdout.trim_end()).unwrap_or_else(|e| panic!("answer is not JSON: {e}: {}", first.stdout));
-        assert!(matches!(answer, Value::Object(_)), "answer is not an object: {}", first.stdout);
+        let answer =
+            parse(first.stdout.trim_end()).unwrap_or_else(|e| panic!("answer is not JSON: {e}: {}", first.stdout));
+        assert!(
+            matches!(answer, Value::Object(_)),
+            "answer is not an object: {}",
+            first.stdout
+        );
     }
     let second = step(agent, &incoming, Some(&first.state), &option).expect("decides on its own state");
     assert!(
-        !second.warnings.iter().any(|w| w.contains("starting this session's detection over")),
+        !second
+            .warnings
+            .iter()
+            .any(|w| w.contains("starting this session's detection over")),
         "own state does not load: {:?}: {}",
         second.warnings,
         first.state

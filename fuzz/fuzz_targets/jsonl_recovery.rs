@@ -20,10 +20,13 @@ use libfuzzer_sys::fuzz_target;
 use std::io::Write;
 
 const RUN: &[u8] = br#"{"rounds":[{"calls":[{"toolName":"t","args":{"i":1}}]}]}"#;
-const MESSAGE: &[u8] = br#"{"role":"assistant","tool_calls":[{"id":"1","type":"function","function":{"name":"a","arguments":"{}"}}]}"#;
+const MESSAGE: &[u8] =
+    br#"{"role":"assistant","tool_calls":[{"id":"1","type":"function","function":{"name":"a","arguments":"{}"}}]}"#;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&flags, rest)) = data.split_first() else { return };
+    let Some((&flags, rest)) = data.split_first() else {
+        return;
+    };
     let messages = flags & 1 == 1;
     let mut text = Vec::new();
     text.extend_from_slice(if messages { MESSAGE } else { RUN });
@@ -32,7 +35,10 @@ fuzz_target!(|data: &[u8]| {
     let mut lines = 1;
     for chunk in rest.chunks(9) {
         let (kind, body) = chunk.split_first().unwrap();
-        let body: Vec<u8> = body.iter().map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b }).collect();
+        let body: Vec<u8> = body
+            .iter()
+            .map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b })
+            .collect();
         let line: Vec<u8> = match kind % 6 {
             0 => RUN.to_vec(),
             1 => br#"{"version":1,"generator":"fuzz"}"#.to_vec(),

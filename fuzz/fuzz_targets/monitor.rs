@@ -30,8 +30,7 @@ use doom_loop::json::parse_lowered;
 use doom_loop::json::{parse, to_json, Object};
 use doom_loop::ladder::{resolve_ladder_action, LadderOptions};
 use doom_loop::{
-    resolve_doom_loop_option, DeclaredCall, DoomLoopMonitor, JsString, RecordOptions,
-    ResolvedConfig, Value,
+    resolve_doom_loop_option, DeclaredCall, DoomLoopMonitor, JsString, RecordOptions, ResolvedConfig, Value,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -154,7 +153,13 @@ fn build_option(c: &mut Cursor) -> Option<Value> {
                     3 => obj(vec![("enabled", Value::Bool(false))]),
                     _ => {
                         let mut t = Vec::new();
-                        for name in ["enabled", "maxPeriodTokens", "minRepeats", "minCoveredTokens", "maxWindowTokens"] {
+                        for name in [
+                            "enabled",
+                            "maxPeriodTokens",
+                            "minRepeats",
+                            "minCoveredTokens",
+                            "maxWindowTokens",
+                        ] {
                             if let Some(v) = odd_value(c.byte()) {
                                 t.push((name, v));
                             }
@@ -417,7 +422,12 @@ fn check_state_fixed_point(monitor: &DoomLoopMonitor, config: &ResolvedConfig, t
     let mut fresh = DoomLoopMonitor::new(config.clone());
     assert!(fresh.restore(&state).is_empty());
     let again = to_json(&fresh.get_state());
-    assert_eq!(again, json, "restore(get_state()) changed the state after ops:\n{}", trace.lines.join("\n"));
+    assert_eq!(
+        again,
+        json,
+        "restore(get_state()) changed the state after ops:\n{}",
+        trace.lines.join("\n")
+    );
 }
 
 struct Trace {
@@ -445,8 +455,8 @@ fuzz_target!(|data: &[u8]| {
     let config = match resolution.result {
         Ok(Some(config)) => {
             let json = config.to_json();
-            let reread = ResolvedConfig::from_value(&parse(&json).expect("config JSON parses"))
-                .expect("config JSON reads back");
+            let reread =
+                ResolvedConfig::from_value(&parse(&json).expect("config JSON parses")).expect("config JSON reads back");
             assert_eq!(reread.to_json(), json, "config JSON does not survive from_value");
             config
         }
@@ -457,7 +467,10 @@ fuzz_target!(|data: &[u8]| {
     let mut last_fingerprint = JsString::new();
     // The op trace in panic messages costs time, so it is only kept when
     // reproducing: DOOM_LOOP_FUZZ_TRACE=1 cargo fuzz run monitor <input>.
-    let mut trace = Trace { on: tracing(), lines: Vec::new() };
+    let mut trace = Trace {
+        on: tracing(),
+        lines: Vec::new(),
+    };
 
     for _ in 0..64 {
         if c.is_empty() {
@@ -473,7 +486,15 @@ fuzz_target!(|data: &[u8]| {
                         key_material: args(&mut c),
                     })
                     .collect();
-                trace.push(|| format!("declare_round({r}, {:?})", calls.iter().map(|d| (d.tool_name.to_string(), to_json(&d.key_material))).collect::<Vec<_>>()));
+                trace.push(|| {
+                    format!(
+                        "declare_round({r}, {:?})",
+                        calls
+                            .iter()
+                            .map(|d| (d.tool_name.to_string(), to_json(&d.key_material)))
+                            .collect::<Vec<_>>()
+                    )
+                });
                 let warnings = monitor.declare_round(r, &calls);
                 let unhashable = calls
                     .iter()
@@ -486,12 +507,24 @@ fuzz_target!(|data: &[u8]| {
                 let key = args(&mut c);
                 let r = round(&mut c, current);
                 let options = record_options(&mut c);
-                trace.push(|| format!("record_tool_call({name:?}, {}, {r}, allow_block={})", to_json(&key), options.allow_block));
-                let before = doom_loop::canonicalize(&key).is_err().then(|| to_json(&monitor.get_state()));
+                trace.push(|| {
+                    format!(
+                        "record_tool_call({name:?}, {}, {r}, allow_block={})",
+                        to_json(&key),
+                        options.allow_block
+                    )
+                });
+                let before = doom_loop::canonicalize(&key)
+                    .is_err()
+                    .then(|| to_json(&monitor.get_state()));
                 let allow_escalate = monitor.can_escalate();
                 match monitor.record_tool_call(&name, &key, r, &options) {
                     Ok(record) => {
-                        assert!(record.streak >= 1.0 && record.streak.is_finite(), "streak {}", record.streak);
+                        assert!(
+                            record.streak >= 1.0 && record.streak.is_finite(),
+                            "streak {}",
+                            record.streak
+                        );
                         assert_eq!(record.fingerprint.as_bytes().len(), 64);
                         let expected = resolve_ladder_action(
                             &config.ladder,
@@ -511,7 +544,11 @@ fuzz_target!(|data: &[u8]| {
                             let v = record.verdict.as_ref().unwrap();
                             assert!(config.beyond.cycles.is_some());
                             assert_eq!(v.detector, options.detector);
-                            assert!(expected.is_none_or(|e| v.action > e), "cycle verdict {:?} over {expected:?}", v.action);
+                            assert!(
+                                expected.is_none_or(|e| v.action > e),
+                                "cycle verdict {:?} over {expected:?}",
+                                v.action
+                            );
                         } else {
                             assert_eq!(record.verdict.as_ref().map(|v| v.action), expected);
                             if let Some(v) = &record.verdict {
@@ -522,7 +559,11 @@ fuzz_target!(|data: &[u8]| {
                         }
                     }
                     Err(_) => {
-                        assert_eq!(Some(to_json(&monitor.get_state())), before, "failed record changed the state");
+                        assert_eq!(
+                            Some(to_json(&monitor.get_state())),
+                            before,
+                            "failed record changed the state"
+                        );
                     }
                 }
             }
@@ -573,7 +614,12 @@ fuzz_target!(|data: &[u8]| {
                 let outcome = (b & 1 == 1).then(|| args(&mut c));
                 let failed = b & 2 != 0;
                 let r = round(&mut c, current);
-                trace.push(|| format!("record_tool_result({name:?}, {input:?}, {:?}, failed={failed}, {r})", outcome.as_ref().map(to_json)));
+                trace.push(|| {
+                    format!(
+                        "record_tool_result({name:?}, {input:?}, {:?}, failed={failed}, {r})",
+                        outcome.as_ref().map(to_json)
+                    )
+                });
                 let hashable = outcome.as_ref().is_none_or(|o| doom_loop::canonicalize(o).is_ok());
                 let before = (!hashable).then(|| to_json(&monitor.get_state()));
                 match monitor.record_tool_result(&name, &input, outcome.as_ref(), failed, r) {
@@ -582,7 +628,11 @@ fuzz_target!(|data: &[u8]| {
                             assert!(verdict.is_none(), "a beyond verdict with beyond off");
                         }
                         if let Some(v) = verdict {
-                            assert!(v.streak >= 1.0 && v.streak.is_finite(), "result verdict streak {}", v.streak);
+                            assert!(
+                                v.streak >= 1.0 && v.streak.is_finite(),
+                                "result verdict streak {}",
+                                v.streak
+                            );
                         }
                     }
                     Err(_) => {
@@ -591,7 +641,11 @@ fuzz_target!(|data: &[u8]| {
                             config.beyond.ledger || config.beyond.outcomes.is_some(),
                             "record_tool_result failed with neither the ledger nor outcomes on"
                         );
-                        assert_eq!(Some(to_json(&monitor.get_state())), before, "failed result changed the state");
+                        assert_eq!(
+                            Some(to_json(&monitor.get_state())),
+                            before,
+                            "failed result changed the state"
+                        );
                     }
                 }
             }

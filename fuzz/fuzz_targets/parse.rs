@@ -41,7 +41,10 @@ fuzz_target!(|data: &[u8]| {
         round_trips(v, text);
     }
     if plain.is_err() && serde_json::from_str::<serde_json::Value>(text).is_ok() {
-        panic!("serde_json accepts but parse rejects ({:?}): {text:?}", plain.unwrap_err());
+        panic!(
+            "serde_json accepts but parse rejects ({:?}): {text:?}",
+            plain.unwrap_err()
+        );
     }
     let _ = string_to_number(text);
 });

@@ -92,10 +92,17 @@ fuzz_target!(|data: &[u8]| {
     let borrowed: Vec<&str> = strings.iter().map(String::as_str).collect();
     let expected = sha256_hex(format!("edit\n{canonical}").as_bytes());
     match fingerprint_lowered_tool_call_with_strings(&tool, &raw_text, &borrowed) {
-        Ok(fp) => assert_eq!(fp, expected, "raw form {raw_text:?} with {strings:?} differs from {text:?}"),
+        Ok(fp) => assert_eq!(
+            fp, expected,
+            "raw form {raw_text:?} with {strings:?} differs from {text:?}"
+        ),
         Err(e) => panic!("raw form {raw_text:?} with {strings:?} of {text:?} refused: {e}"),
     }
     let parsed = parse_lowered_with_strings(&raw_text, &borrowed)
         .unwrap_or_else(|e| panic!("raw form {raw_text:?} with {strings:?} of {text:?} does not parse: {e}"));
-    assert_eq!(canonicalize(&parsed).as_deref(), Ok(canonical.as_str()), "parsed raw form of {text:?}");
+    assert_eq!(
+        canonicalize(&parsed).as_deref(),
+        Ok(canonical.as_str()),
+        "parsed raw form of {text:?}"
+    );
 });

@@ -14,9 +14,9 @@
 //!   1,000,000 streak clamp, and modulo the shape described in common.rs).
 #![no_main]
 
+use doom_loop::beyond::{BeyondConfig, BudgetConfig};
 use doom_loop::json::parse_lowered;
 use doom_loop::json::{parse, to_json};
-use doom_loop::beyond::{BeyondConfig, BudgetConfig};
 use doom_loop::novelty::NoveltyConfig;
 use doom_loop::outcome::OutcomeConfig;
 use doom_loop::repetition::RepetitionConfig;
@@ -67,21 +67,36 @@ fuzz_target!(|data: &[u8]| {
 fn check(blob: &Value, text: &str, config: ResolvedConfig) {
     let mut monitor = DoomLoopMonitor::new(config.clone());
     let warnings = monitor.restore(blob);
-    assert_eq!(warnings.is_empty(), matches!(blob, Value::Object(_)), "warning iff not an object");
+    assert_eq!(
+        warnings.is_empty(),
+        matches!(blob, Value::Object(_)),
+        "warning iff not an object"
+    );
     let state = monitor.get_state();
     let state_json = to_json(&state);
     if config.beyond.is_off() {
-        assert!(state.as_object().unwrap().get("beyond").is_none(), "beyond state with beyond off");
+        assert!(
+            state.as_object().unwrap().get("beyond").is_none(),
+            "beyond state with beyond off"
+        );
     }
 
     let mut fresh = DoomLoopMonitor::new(config.clone());
     assert!(fresh.restore(&state).is_empty());
-    assert_eq!(to_json(&fresh.get_state()), state_json, "restore(get_state()) is not a fixed point; blob {text:?}");
+    assert_eq!(
+        to_json(&fresh.get_state()),
+        state_json,
+        "restore(get_state()) is not a fixed point; blob {text:?}"
+    );
 
     let persisted = parse(&state_json).expect("get_state JSON re-parses");
     let mut resumed = DoomLoopMonitor::new(config.clone());
     assert!(resumed.restore(&persisted).is_empty());
-    assert_eq!(to_json(&resumed.get_state()), state_json, "state does not survive JSON; blob {text:?}");
+    assert_eq!(
+        to_json(&resumed.get_state()),
+        state_json,
+        "state does not survive JSON; blob {text:?}"
+    );
 
     // Keep going after the restore: a restored tool (if any) and a new one.
     let tools: Vec<JsString> = match state.as_object().and_then(|s| s.get("tools")) {
@@ -94,7 +109,11 @@ fn check(blob: &Value, text: &str, config: ResolvedConfig) {
             let record = monitor
                 .record_tool_call(tool, &args, r, &Default::default())
                 .expect("{} always fingerprints");
-            assert!(record.streak >= 1.0 && record.streak.is_finite(), "streak {}", record.streak);
+            assert!(
+                record.streak >= 1.0 && record.streak.is_finite(),
+                "streak {}",
+                record.streak
+            );
             monitor
                 .record_tool_result(tool, &record.fingerprint, Some(&args), r == 2.0, r)
                 .expect("{} always fingerprints");

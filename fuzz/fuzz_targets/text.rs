@@ -106,19 +106,38 @@ fuzz_target!(|data: &[u8]| {
     let cut = split.min(raw.len());
     let (head, tail) = raw.split_at(cut);
     let (h, tl) = (JsString::from_code_units(head), JsString::from_code_units(tail));
-    assert_eq!(h.cmp_utf16(&tl), head.cmp(tail), "cmp_utf16 on {head:04X?} vs {tail:04X?}");
-    assert_eq!(units(&text.slice_utf16(cut, cut + 7)), raw[cut..(cut + 7).min(raw.len())].to_vec());
+    assert_eq!(
+        h.cmp_utf16(&tl),
+        head.cmp(tail),
+        "cmp_utf16 on {head:04X?} vs {tail:04X?}"
+    );
+    assert_eq!(
+        units(&text.slice_utf16(cut, cut + 7)),
+        raw[cut..(cut + 7).min(raw.len())].to_vec()
+    );
     assert_eq!(units(&text.tail_utf16(split)), raw[raw.len() - cut..].to_vec());
     let mut joined = h.clone();
     joined.push_js(&tl);
     assert_eq!(joined, text, "push_js does not rejoin a split pair");
     let json = to_json(&Value::String(text.clone()));
-    assert_eq!(parse(&json).ok().as_ref().and_then(Value::as_js_string), Some(&text), "JSON string round trip");
+    assert_eq!(
+        parse(&json).ok().as_ref().and_then(Value::as_js_string),
+        Some(&text),
+        "JSON string round trip"
+    );
 
     // ---- normalisation ----
     let normalized = normalize_whitespace(&text);
-    assert_eq!(units(&normalized), naive_normalize(&raw), "normalize_whitespace on {raw:04X?}");
-    assert_eq!(normalize_whitespace(&normalized), normalized, "normalize_whitespace not idempotent");
+    assert_eq!(
+        units(&normalized),
+        naive_normalize(&raw),
+        "normalize_whitespace on {raw:04X?}"
+    );
+    assert_eq!(
+        normalize_whitespace(&normalized),
+        normalized,
+        "normalize_whitespace not idempotent"
+    );
 
     // ---- detection ----
     for thresholds in [t, defaults] {
@@ -131,7 +150,11 @@ fuzz_target!(|data: &[u8]| {
         }
         if raw.len() <= NAIVE_LIMIT {
             let got = got.map(|r| (r.repeats, r.period_tokens, r.covered_tokens, units(&r.sample)));
-            assert_eq!(got, naive_detect(&raw, &thresholds), "detect on {raw:04X?} with {thresholds:?}");
+            assert_eq!(
+                got,
+                naive_detect(&raw, &thresholds),
+                "detect on {raw:04X?} with {thresholds:?}"
+            );
         }
     }
 

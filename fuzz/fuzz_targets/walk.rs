@@ -22,7 +22,11 @@ static CASE: AtomicUsize = AtomicUsize::new(0);
 const RUN: &str = r#"{"rounds":[{"calls":[{"toolName":"t","args":{}}]}]}"#;
 
 fuzz_target!(|data: &[u8]| {
-    let root = std::env::temp_dir().join(format!("doomloop-fuzz-walk-{}-{}", std::process::id(), CASE.fetch_add(1, Ordering::Relaxed)));
+    let root = std::env::temp_dir().join(format!(
+        "doomloop-fuzz-walk-{}-{}",
+        std::process::id(),
+        CASE.fetch_add(1, Ordering::Relaxed)
+    ));
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&root).unwrap();
     let mut dirs: Vec<PathBuf> = vec![root.clone()];
@@ -59,7 +63,11 @@ fuzz_target!(|data: &[u8]| {
     }
     let mut evaluation = Evaluation::new(vec![EvalOption::defaults()]);
     let read = evaluation.add_path(&root);
-    assert!(read >= found.files.len(), "{read} runs from {} files", found.files.len());
+    assert!(
+        read >= found.files.len(),
+        "{read} runs from {} files",
+        found.files.len()
+    );
     let _ = std::fs::remove_dir_all(&root);
 });
 

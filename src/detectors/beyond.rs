@@ -103,9 +103,7 @@ impl BeyondConfig {
                 .filter(|n| n.is_finite() && *n > 0.0)
         };
         BeyondConfig {
-            cycles: get("cycles").map(|c| {
-                number(Some(c), "maxPeriod").map_or(4, |p| (p as usize).clamp(2, 4))
-            }),
+            cycles: get("cycles").map(|c| number(Some(c), "maxPeriod").map_or(4, |p| (p as usize).clamp(2, 4))),
             ledger: get("ledger").is_some(),
             failures: get("failures").is_some(),
             budget: get("budget").map(|b| BudgetConfig {
@@ -380,8 +378,15 @@ impl BeyondState {
             out.insert(JsString::from("ledger"), Value::Object(Object::from_entries(ledger)));
         }
         if !self.failures.is_empty() {
-            let failures = self.failures.iter().map(|(k, e)| (k.clone(), Value::Number(e.streak))).collect();
-            out.insert(JsString::from("failures"), Value::Object(Object::from_entries(failures)));
+            let failures = self
+                .failures
+                .iter()
+                .map(|(k, e)| (k.clone(), Value::Number(e.streak)))
+                .collect();
+            out.insert(
+                JsString::from("failures"),
+                Value::Object(Object::from_entries(failures)),
+            );
             // The round of each tool's last result: a state restored in the
             // middle of a round must not count that round's next failure again.
             let rounds: Vec<(JsString, Value)> = self
@@ -390,12 +395,18 @@ impl BeyondState {
                 .filter_map(|(k, e)| e.round.filter(|r| r.is_finite()).map(|r| (k.clone(), Value::Number(r))))
                 .collect();
             if !rounds.is_empty() {
-                out.insert(JsString::from("failureRounds"), Value::Object(Object::from_entries(rounds)));
+                out.insert(
+                    JsString::from("failureRounds"),
+                    Value::Object(Object::from_entries(rounds)),
+                );
             }
         }
         if self.spent > 0.0 {
             out.insert(JsString::from("spent"), Value::Number(self.spent));
-            out.insert(JsString::from("spentWhileLooping"), Value::Number(self.spent_while_looping));
+            out.insert(
+                JsString::from("spentWhileLooping"),
+                Value::Number(self.spent_while_looping),
+            );
         }
         if let Some(outcomes) = self.outcomes.to_value() {
             out.insert(JsString::from("outcomes"), outcomes);
@@ -465,7 +476,11 @@ impl BeyondState {
                 state.failures.insert(tool.clone(), FailureEntry { streak, round });
             }
         }
-        state.spent = object.get("spent").and_then(Value::as_f64).filter(|n| n.is_finite() && *n >= 0.0).unwrap_or(0.0);
+        state.spent = object
+            .get("spent")
+            .and_then(Value::as_f64)
+            .filter(|n| n.is_finite() && *n >= 0.0)
+            .unwrap_or(0.0);
         state.spent_while_looping = object
             .get("spentWhileLooping")
             .and_then(Value::as_f64)
@@ -517,7 +532,10 @@ mod tests {
         assert_eq!(s.record_outcome(&tool, &JsString::from("a"), same.clone()), None);
         assert_eq!(s.record_outcome(&tool, &JsString::from("b"), same.clone()), Some(2.0));
         assert_eq!(s.record_outcome(&tool, &JsString::from("c"), same.clone()), Some(3.0));
-        assert_eq!(s.record_outcome(&tool, &JsString::from("d"), JsString::from("new")), None);
+        assert_eq!(
+            s.record_outcome(&tool, &JsString::from("d"), JsString::from("new")),
+            None
+        );
     }
 
     #[test]
@@ -539,7 +557,16 @@ mod tests {
         let s = BeyondState::from_value(Some(&blob));
         assert!(s.cycles.is_empty(), "entries need history and runs");
         assert!(s.ledger.is_empty());
-        assert_eq!(s.failures.into_iter().collect::<Vec<_>>(), vec![(JsString::from("t"), FailureEntry { streak: 2.0, round: None })]);
+        assert_eq!(
+            s.failures.into_iter().collect::<Vec<_>>(),
+            vec![(
+                JsString::from("t"),
+                FailureEntry {
+                    streak: 2.0,
+                    round: None
+                }
+            )]
+        );
         assert_eq!(s.spent, 0.0);
     }
 }

@@ -294,13 +294,20 @@ impl NoveltyState {
         };
         for (name, tool) in tools.iter() {
             let Some(tool) = tool.as_object() else { continue };
-            let Some(Value::Array(seen)) = tool.get("seen") else { continue };
+            let Some(Value::Array(seen)) = tool.get("seen") else {
+                continue;
+            };
             let mut restored = NoveltyTool {
                 seen: bounded_strings(seen, MAX_SEEN),
                 entries: Vec::new(),
             };
             restored.seen.dedup();
-            for (fingerprint, entry) in tool.get("calls").and_then(Value::as_object).into_iter().flat_map(Object::iter) {
+            for (fingerprint, entry) in tool
+                .get("calls")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flat_map(Object::iter)
+            {
                 if let Some(entry) = restore_entry(fingerprint, entry, state.epoch) {
                     restored.entries.push(entry);
                 }
@@ -342,7 +349,10 @@ fn restore_entry(fingerprint: &JsString, entry: &Value, epoch: f64) -> Option<No
         base: count(object.get("base"))?.min(last),
         last,
         round: object.get("round").and_then(Value::as_f64).filter(|n| n.is_finite()),
-        result_round: object.get("resultRound").and_then(Value::as_f64).filter(|n| n.is_finite()),
+        result_round: object
+            .get("resultRound")
+            .and_then(Value::as_f64)
+            .filter(|n| n.is_finite()),
     })
 }
 

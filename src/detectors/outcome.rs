@@ -201,7 +201,14 @@ impl OutcomeState {
     /// Records the identity of a result of `fingerprint`'s call in `round`;
     /// a new result starts a fresh run at that call. Returns whether it was
     /// new (an earlier result of the fingerprint is known and differs).
-    pub(crate) fn record(&mut self, tool: &JsString, fingerprint: &JsString, identity: JsString, round: f64, recent: usize) -> bool {
+    pub(crate) fn record(
+        &mut self,
+        tool: &JsString,
+        fingerprint: &JsString,
+        identity: JsString,
+        round: f64,
+        recent: usize,
+    ) -> bool {
         // Looked up without inserting: a tool whose call was never recorded
         // (exempt, or evicted) has no run to shape and leaves no empty entry.
         let entry = self
@@ -308,7 +315,10 @@ fn restore_entry(fingerprint: &JsString, entry: &Value) -> Option<OutcomeEntry> 
         base: count("base")?.min(last),
         last,
         round: object.get("round").and_then(Value::as_f64).filter(|n| n.is_finite()),
-        result_round: object.get("resultRound").and_then(Value::as_f64).filter(|n| n.is_finite()),
+        result_round: object
+            .get("resultRound")
+            .and_then(Value::as_f64)
+            .filter(|n| n.is_finite()),
     })
 }
 
@@ -332,7 +342,10 @@ mod tests {
 
     #[test]
     fn options_read_true_objects_and_clamp_recent() {
-        assert_eq!(OutcomeConfig::from_option(&Value::Bool(true)), Some(OutcomeConfig::default()));
+        assert_eq!(
+            OutcomeConfig::from_option(&Value::Bool(true)),
+            Some(OutcomeConfig::default())
+        );
         assert_eq!(OutcomeConfig::from_option(&Value::Bool(false)), None);
         assert_eq!(OutcomeConfig::from_option(&parse("1").unwrap()), None);
         let c = OutcomeConfig::from_option(&parse(r#"{"recent":99,"maskDigits":1}"#).unwrap()).unwrap();
@@ -359,15 +372,25 @@ mod tests {
         let recent: Vec<String> = (0..20).map(|i| format!("\"r{i}\"")).collect();
         let mut tools = String::from("{\"t\":{");
         for i in 0..40 {
-            tools.push_str(&format!("\"f{i}\":{{\"recent\":[{}],\"base\":9,\"last\":4}},", recent.join(",")));
+            tools.push_str(&format!(
+                "\"f{i}\":{{\"recent\":[{}],\"base\":9,\"last\":4}},",
+                recent.join(",")
+            ));
         }
-        tools.push_str("\"bad\":{\"recent\":\"x\",\"last\":1},\"neg\":{\"recent\":[],\"base\":0,\"last\":-1}},\"u\":7}");
+        tools
+            .push_str("\"bad\":{\"recent\":\"x\",\"last\":1},\"neg\":{\"recent\":[],\"base\":0,\"last\":-1}},\"u\":7}");
         let s = OutcomeState::from_value(Some(&parse(&tools).unwrap()));
         assert_eq!(s.tools.len(), 1);
         let entries = &s.tools[0];
         assert_eq!(entries.len(), MAX_FINGERPRINTS);
-        assert_eq!(entries[0].fingerprint, JsString::from("f8"), "the first listed go first");
-        assert!(entries.iter().all(|e| e.recent.len() == MAX_RECENT && e.base == 4.0 && e.last == 4.0));
+        assert_eq!(
+            entries[0].fingerprint,
+            JsString::from("f8"),
+            "the first listed go first"
+        );
+        assert!(entries
+            .iter()
+            .all(|e| e.recent.len() == MAX_RECENT && e.base == 4.0 && e.last == 4.0));
         assert_eq!(entries[0].recent[0], JsString::from("r12"));
     }
 
@@ -384,7 +407,9 @@ mod tests {
         }
         let entries = &s.tools[0];
         assert_eq!(entries.len(), MAX_FINGERPRINTS);
-        assert!(entries.iter().any(|e| e.fingerprint == page && e.recent.len() == MAX_RECENT));
+        assert!(entries
+            .iter()
+            .any(|e| e.fingerprint == page && e.recent.len() == MAX_RECENT));
     }
 
     #[test]

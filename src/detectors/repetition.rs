@@ -201,7 +201,10 @@ mod tests {
 
     #[test]
     fn sentences_split_after_terminators_and_collapse_whitespace() {
-        assert_eq!(sentences("  Wait,   I am confused.  Is it a? Yes!x"), ["Wait, I am confused.", "Is it a?", "Yes!x"]);
+        assert_eq!(
+            sentences("  Wait,   I am confused.  Is it a? Yes!x"),
+            ["Wait, I am confused.", "Is it a?", "Yes!x"]
+        );
         assert_eq!(sentences("v1.2.3 is out"), ["v1.2.3 is out"]);
         assert!(sentences("   ").is_empty());
     }
@@ -221,14 +224,29 @@ mod tests {
         let code = format!("```python\n{}```\n", "new_lines.append(line)\n".repeat(50));
         assert_eq!(chanting(&code, &RepetitionConfig::default()), None);
         // An unclosed fence hides the rest of the response.
-        assert_eq!(chanting(&format!("```\n{}", "new_lines.append(line)\n".repeat(50)), &RepetitionConfig::default()), None);
+        assert_eq!(
+            chanting(
+                &format!("```\n{}", "new_lines.append(line)\n".repeat(50)),
+                &RepetitionConfig::default()
+            ),
+            None
+        );
     }
 
     #[test]
     fn options_read_true_objects_and_reject_nonsense() {
-        assert_eq!(RepetitionConfig::from_option(&Value::Bool(true)), Some(RepetitionConfig::default()));
+        assert_eq!(
+            RepetitionConfig::from_option(&Value::Bool(true)),
+            Some(RepetitionConfig::default())
+        );
         assert_eq!(RepetitionConfig::from_option(&Value::Bool(false)), None);
         let o = crate::json::parse(r#"{"minRepeats":1,"minChars":4}"#).unwrap();
-        assert_eq!(RepetitionConfig::from_option(&o), Some(RepetitionConfig { min_repeats: DEFAULT_MIN_REPEATS, min_chars: 4 }));
+        assert_eq!(
+            RepetitionConfig::from_option(&o),
+            Some(RepetitionConfig {
+                min_repeats: DEFAULT_MIN_REPEATS,
+                min_chars: 4
+            })
+        );
     }
 }

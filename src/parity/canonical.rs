@@ -25,14 +25,15 @@ use crate::json::{parse_lowered, sorted_indices, write_json_str, write_json_stri
 pub const MAX_CANONICALIZE_DEPTH: usize = 64;
 
 /// The reference's message for nesting past [`MAX_CANONICALIZE_DEPTH`].
-pub const TOO_DEEP_MESSAGE: &str = "Cannot canonicalize key material nested deeper than 64 levels for doom-loop fingerprinting";
+pub const TOO_DEEP_MESSAGE: &str =
+    "Cannot canonicalize key material nested deeper than 64 levels for doom-loop fingerprinting";
 /// The reference's message for NaN and ±Infinity.
-pub const NON_FINITE_MESSAGE: &str = "Cannot canonicalize non-finite number (NaN/Infinity) for doom-loop fingerprinting: RFC 8785 has no representation";
+pub const NON_FINITE_MESSAGE: &str =
+    "Cannot canonicalize non-finite number (NaN/Infinity) for doom-loop fingerprinting: RFC 8785 has no representation";
 /// The reference's message for bigints.
 pub const BIGINT_MESSAGE: &str = "Cannot canonicalize bigint for doom-loop fingerprinting: RFC 8785 has no representation (convert to string or number in loopKey)";
 /// The reference's message for cycles.
-pub const CIRCULAR_MESSAGE: &str =
-    "Cannot canonicalize circular key material for doom-loop fingerprinting";
+pub const CIRCULAR_MESSAGE: &str = "Cannot canonicalize circular key material for doom-loop fingerprinting";
 
 /// Canonical JSON of `value` (the reference's `canonicalizeKeyMaterial`).
 ///
@@ -67,9 +68,7 @@ fn write_canonical(value: &Value, depth: usize, out: &mut String) -> Result<()> 
     match value {
         Value::Null | Value::Undefined | Value::Hole => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) if !n.is_finite() => {
-            return Err(Error::new(ErrorKind::NonFinite, NON_FINITE_MESSAGE))
-        }
+        Value::Number(n) if !n.is_finite() => return Err(Error::new(ErrorKind::NonFinite, NON_FINITE_MESSAGE)),
         Value::Number(n) => write_number(*n, out),
         Value::String(s) => write_json_string(s, out),
         Value::BigInt => return Err(Error::new(ErrorKind::BigInt, BIGINT_MESSAGE)),
@@ -92,7 +91,10 @@ fn write_canonical(value: &Value, depth: usize, out: &mut String) -> Result<()> 
             let kept = || object.iter().filter(|(_, v)| !matches!(v, Value::Undefined));
             out.push('{');
             // Keys are unique: in order unless some pair is out of order.
-            if kept().zip(kept().skip(1)).all(|((a, _), (b, _))| a.cmp_utf16(b) == Ordering::Less) {
+            if kept()
+                .zip(kept().skip(1))
+                .all(|((a, _), (b, _))| a.cmp_utf16(b) == Ordering::Less)
+            {
                 for (i, (key, item)) in kept().enumerate() {
                     write_member(i, key, item, depth, out)?;
                 }
@@ -311,7 +313,11 @@ impl<'a> Direct<'a> {
     /// that every price or score in the arguments would otherwise cost.
     fn canonical_decimal(&self, start: usize) -> Option<usize> {
         let bytes = self.text.as_bytes();
-        let digits_from = |at: usize| bytes.get(at..).map_or(0, |rest| rest.iter().take_while(|b| b.is_ascii_digit()).count());
+        let digits_from = |at: usize| {
+            bytes
+                .get(at..)
+                .map_or(0, |rest| rest.iter().take_while(|b| b.is_ascii_digit()).count())
+        };
         let first = start + usize::from(bytes[start] == b'-');
         let int_digits = digits_from(first);
         if int_digits == 0 || (int_digits > 1 && bytes[first] == b'0') || bytes.get(first + int_digits) != Some(&b'.') {
@@ -371,7 +377,12 @@ impl<'a> Direct<'a> {
                     self.parser.pos += 1;
                     return Some((open + 1, self.parser.pos - 1, escaped));
                 }
-                Some(b'\\') if matches!(bytes.get(self.parser.pos + 1), Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't')) => {
+                Some(b'\\')
+                    if matches!(
+                        bytes.get(self.parser.pos + 1),
+                        Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't')
+                    ) =>
+                {
                     escaped = true;
                     self.parser.pos += 2;
                 }
@@ -526,7 +537,11 @@ const INSERTION_SORTED_MEMBERS: usize = 32;
 /// Inserting a key walks left past the greater ones, so the first one it
 /// stops at is the greatest not above it: an equal key, if there is one —
 /// every duplicate is met.
-fn insertion_sorted_without_duplicates(len: usize, cmp: &dyn Fn(usize, usize) -> Ordering, order: &mut Vec<usize>) -> Option<()> {
+fn insertion_sorted_without_duplicates(
+    len: usize,
+    cmp: &dyn Fn(usize, usize) -> Ordering,
+    order: &mut Vec<usize>,
+) -> Option<()> {
     order.clear();
     order.extend(0..len);
     for i in 1..len {
@@ -563,11 +578,23 @@ mod tests {
     #[test]
     fn raw_strings_canonicalize_as_their_json_literals_would() {
         let strings = ["tab\t \"quoted\" back\\slash \u{1} \u{1f} é 😀 \n", "raw", ""];
-        let literals: Vec<String> = strings.iter().map(|s| crate::json::to_json(&Value::String(JsString::from(*s)))).collect();
+        let literals: Vec<String> = strings
+            .iter()
+            .map(|s| crate::json::to_json(&Value::String(JsString::from(*s))))
+            .collect();
         for (raw, ordinary) in [
             ("raw", literals[0].clone()),
-            ("{\"z\":raw,\"a\":[raw, raw ,1]}", format!("{{\"z\":{},\"a\":[{},{},1]}}", literals[0], literals[1], literals[2])),
-            ("[{\"raw\":raw},\"raw\",undefined,raw,raw]", format!("[{{\"raw\":{}}},\"raw\",undefined,{},{}]", literals[0], literals[1], literals[2])),
+            (
+                "{\"z\":raw,\"a\":[raw, raw ,1]}",
+                format!("{{\"z\":{},\"a\":[{},{},1]}}", literals[0], literals[1], literals[2]),
+            ),
+            (
+                "[{\"raw\":raw},\"raw\",undefined,raw,raw]",
+                format!(
+                    "[{{\"raw\":{}}},\"raw\",undefined,{},{}]",
+                    literals[0], literals[1], literals[2]
+                ),
+            ),
         ] {
             let count = raw.matches("raw").count() - raw.matches("\"raw\"").count();
             assert_eq!(with_strings(raw, &strings[..count]), canon(&ordinary), "{raw}");
@@ -613,8 +640,18 @@ mod tests {
             assert!(Direct::new(&text).document(&mut out).is_some(), "{text}");
             assert_eq!(out, canonicalize(&parse_lowered(&text).unwrap()).unwrap());
         }
-        for needs_tree in [r#"{"a":1,"a":2}"#, "[NaN]", r#"{"a":bigint}"#, "[circular]", "1 2", "hole"] {
-            assert!(Direct::new(needs_tree).document(&mut String::new()).is_none(), "{needs_tree}");
+        for needs_tree in [
+            r#"{"a":1,"a":2}"#,
+            "[NaN]",
+            r#"{"a":bigint}"#,
+            "[circular]",
+            "1 2",
+            "hole",
+        ] {
+            assert!(
+                Direct::new(needs_tree).document(&mut String::new()).is_none(),
+                "{needs_tree}"
+            );
         }
     }
 
@@ -624,7 +661,14 @@ mod tests {
     /// short), each where a word starts, inside it and at its end.
     #[test]
     fn escape_dense_strings_are_copied_verbatim_or_handed_to_the_tree() {
-        for body in [r#"x = \"y\"\n"#, r#"\\\"\t\r\b\f"#, "abcdefg\\\"", r#"\u00e9"#, r#"a\/b"#, "a\u{1}b"] {
+        for body in [
+            r#"x = \"y\"\n"#,
+            r#"\\\"\t\r\b\f"#,
+            "abcdefg\\\"",
+            r#"\u00e9"#,
+            r#"a\/b"#,
+            "a\u{1}b",
+        ] {
             for prefix in ["", "1234567", "12345678", "123456789abcdef"] {
                 let text = format!(r#"{{"k":"{prefix}{body}{body}","j":"{body}"}}"#);
                 let mut out = String::new();
@@ -661,7 +705,11 @@ mod tests {
         ] {
             let mut out = String::from("tool\n");
             assert!(Direct::new(&text).document(&mut out).is_some(), "{text}");
-            assert_eq!(out, format!("tool\n{}", canonicalize(&parse_lowered(&text).unwrap()).unwrap()), "{text}");
+            assert_eq!(
+                out,
+                format!("tool\n{}", canonicalize(&parse_lowered(&text).unwrap()).unwrap()),
+                "{text}"
+            );
         }
     }
 
@@ -673,15 +721,34 @@ mod tests {
     fn decimals_copied_verbatim_are_the_ones_js_prints_digit_for_digit() {
         let mut rng = crate::test_rng::XorShift(0x2545_F491_4F6C_DD1D);
         let mut literals: Vec<String> = [
-            "0.000001", "0.0000001", "-0.000001", "0.1", "-0.5", "0.10", "1.0", "00.5", "0.5e1", "123456789012.345",
-            "1234567890123.456", "999999999999999.9", "0.123456789012345", "0.1234567890123456", "5e-7", "1.", ".5", "-0.0",
-            "9007199254740993.5", "0.30000000000000004",
+            "0.000001",
+            "0.0000001",
+            "-0.000001",
+            "0.1",
+            "-0.5",
+            "0.10",
+            "1.0",
+            "00.5",
+            "0.5e1",
+            "123456789012.345",
+            "1234567890123.456",
+            "999999999999999.9",
+            "0.123456789012345",
+            "0.1234567890123456",
+            "5e-7",
+            "1.",
+            ".5",
+            "-0.0",
+            "9007199254740993.5",
+            "0.30000000000000004",
         ]
         .iter()
         .map(|s| s.to_string())
         .collect();
         for _ in 0..20_000 {
-            let digits: String = (0..1 + rng.below(17)).map(|_| char::from(b'0' + rng.below(10) as u8)).collect();
+            let digits: String = (0..1 + rng.below(17))
+                .map(|_| char::from(b'0' + rng.below(10) as u8))
+                .collect();
             let point = rng.below(digits.len() + 1);
             let (int, frac) = digits.split_at(point);
             let int = if int.is_empty() { "0" } else { int };
@@ -694,7 +761,10 @@ mod tests {
             let direct = Direct::new(literal);
             let verbatim = direct.canonical_decimal(0);
             let Ok(value) = parse(literal) else {
-                assert!(Direct::new(literal).document(&mut String::new()).is_none(), "{literal} is not JSON");
+                assert!(
+                    Direct::new(literal).document(&mut String::new()).is_none(),
+                    "{literal} is not JSON"
+                );
                 continue;
             };
             let oracle = canonicalize(&value).unwrap();
@@ -707,7 +777,11 @@ mod tests {
                 assert_eq!(out, oracle, "{literal}");
             }
         }
-        assert!(copied > 10_000, "the rule copied only {copied} of {} literals", literals.len());
+        assert!(
+            copied > 10_000,
+            "the rule copied only {copied} of {} literals",
+            literals.len()
+        );
     }
 
     /// Objects of every size on both sides of the insertion-sort limit, in
@@ -727,7 +801,14 @@ mod tests {
                     keys.swap(i, rng.below(i + 1));
                 }
                 let has_duplicate = (1..keys.len()).any(|i| keys[..i].contains(&keys[i]));
-                let text = format!("{{{}}}", keys.iter().enumerate().map(|(i, k)| format!("\"{k}\":{i}")).collect::<Vec<_>>().join(","));
+                let text = format!(
+                    "{{{}}}",
+                    keys.iter()
+                        .enumerate()
+                        .map(|(i, k)| format!("\"{k}\":{i}"))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                );
                 let mut out = String::new();
                 let direct = Direct::new(&text).document(&mut out);
                 if has_duplicate {
@@ -750,7 +831,10 @@ mod tests {
     fn depth_is_checked_before_the_value() {
         let at = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
         assert!(canonicalize(&parse(&at(64)).unwrap()).is_ok());
-        assert_eq!(canonicalize(&parse(&at(65)).unwrap()).unwrap_err().kind(), ErrorKind::TooDeep);
+        assert_eq!(
+            canonicalize(&parse(&at(65)).unwrap()).unwrap_err().kind(),
+            ErrorKind::TooDeep
+        );
         let empty = format!("{}{}", "[".repeat(65), "]".repeat(65));
         assert!(canonicalize(&parse(&empty).unwrap()).is_ok());
     }

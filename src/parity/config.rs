@@ -10,9 +10,9 @@
 //! order. Where the reference would throw a `TypeError` (a `null` section),
 //! so does this, after the warnings it would already have printed.
 
+use crate::beyond::BeyondConfig;
 use crate::error::{Error, ErrorKind, Result};
 use crate::json::{write_number, Value};
-use crate::beyond::BeyondConfig;
 use crate::ladder::{Action, Ladder, Threshold, DEFAULT_LADDER};
 use crate::text::RepetitionThresholds;
 
@@ -122,14 +122,12 @@ impl ResolvedConfig {
     /// object: the reference would throw on its first record.
     pub fn from_value(value: &Value) -> Result<ResolvedConfig> {
         let section = |name: &str| {
-            own(value, name)
-                .filter(|v| v.as_object().is_some())
-                .ok_or_else(|| {
-                    Error::new(
-                        ErrorKind::Type,
-                        format!("DoomLoopMonitor config lacks `{name}`: pass resolveDoomLoopOption(...)"),
-                    )
-                })
+            own(value, name).filter(|v| v.as_object().is_some()).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Type,
+                    format!("DoomLoopMonitor config lacks `{name}`: pass resolveDoomLoopOption(...)"),
+                )
+            })
         };
         let ladder = Ladder::from_js(section("ladder")?);
         let text = section("text")?;
@@ -242,9 +240,7 @@ fn resolve(option: Option<&Value>, warnings: &mut Vec<String>) -> Result<Option<
     let section = |name: &str| config.and_then(|c| own(c, name));
 
     let ladder_input = section("ladder").filter(|v| !matches!(v, Value::Null));
-    let rung = |name: &str, fallback: Threshold| {
-        sanitize_threshold(ladder_input.and_then(|l| own(l, name)), fallback)
-    };
+    let rung = |name: &str, fallback: Threshold| sanitize_threshold(ladder_input.and_then(|l| own(l, name)), fallback);
     let ladder = Ladder {
         observe: rung("observe", DEFAULT_LADDER.observe),
         steer: rung("steer", DEFAULT_LADDER.steer),
@@ -301,10 +297,12 @@ fn warn_on_ladder_hazards(ladder: &Ladder, warnings: &mut Vec<String>) {
         let Threshold::At(weak_at) = ladder.threshold(weak) else {
             continue;
         };
-        let dead_by = Action::ALL[i + 1..].iter().find_map(|&strong| match ladder.threshold(strong) {
-            Threshold::At(strong_at) if weak_at >= strong_at => Some((strong, strong_at)),
-            _ => None,
-        });
+        let dead_by = Action::ALL[i + 1..]
+            .iter()
+            .find_map(|&strong| match ladder.threshold(strong) {
+                Threshold::At(strong_at) if weak_at >= strong_at => Some((strong, strong_at)),
+                _ => None,
+            });
         if let Some((strong, strong_at)) = dead_by {
             let mut message = format!("[DoomLoop] ladder rung \"{}\" (", weak.as_str());
             write_number(weak_at, &mut message);
@@ -392,7 +390,8 @@ fn resolve_text(input: Option<&Value>) -> Result<TextConfig> {
 /// detectors of [`crate::beyond`] did not earn a place; `docs/detectors.md`
 /// says why, `docs/measured.md` has the numbers). The npm package exports
 /// the same object under the same name (a test compares them).
-pub const RECOMMENDED_DOOM_LOOP_OPTION: &str = r#"{"outcomes":true,"novelty":true,"repetition":true,"ladder":{"stop":12}}"#;
+pub const RECOMMENDED_DOOM_LOOP_OPTION: &str =
+    r#"{"outcomes":true,"novelty":true,"repetition":true,"ladder":{"stop":12}}"#;
 
 /// [`RECOMMENDED_DOOM_LOOP_OPTION`] as an option value.
 ///

@@ -92,7 +92,11 @@ pub fn fingerprint_lowered_tool_call(tool_name: &JsString, key_material: &str) -
 /// let text = fingerprint_lowered_tool_call(&tool, r#"{"content":"x = \"1\"\n","path":"a.py"}"#).unwrap();
 /// assert_eq!(raw, text);
 /// ```
-pub fn fingerprint_lowered_tool_call_with_strings(tool_name: &JsString, key_material: &str, strings: &[&str]) -> Result<String> {
+pub fn fingerprint_lowered_tool_call_with_strings(
+    tool_name: &JsString,
+    key_material: &str,
+    strings: &[&str],
+) -> Result<String> {
     // Room for the quotes and an escape every eighth byte (source code has
     // one every ~17): growing a megabyte buffer midway costs a quarter of
     // the escaping.

@@ -62,10 +62,7 @@ impl LoopKeyResolution {
                 push_key_material(v, &mut out);
                 out.push('}');
             }
-            LoopKeyResolution::Fallback {
-                key_material,
-                warning,
-            } => {
+            LoopKeyResolution::Fallback { key_material, warning } => {
                 out.push_str("{\"kind\":\"fallback\"");
                 push_key_material(key_material, &mut out);
                 out.push_str(",\"warning\":");
@@ -107,9 +104,7 @@ pub fn resolve_loop_key_material(loop_key: LoopKey<'_>, args: &Value) -> Result<
         warning,
     };
     match loop_key {
-        LoopKey::Absent | LoopKey::Declared(Value::Undefined) => {
-            Ok(LoopKeyResolution::Key(args.clone()))
-        }
+        LoopKey::Absent | LoopKey::Declared(Value::Undefined) => Ok(LoopKeyResolution::Key(args.clone())),
         LoopKey::Declared(Value::Bool(false)) => Ok(LoopKeyResolution::Exempt),
         LoopKey::Declared(Value::Array(fields)) => resolve_field_list(fields, args),
         LoopKey::Declared(other) => Ok(fallback(format!(
@@ -117,9 +112,7 @@ pub fn resolve_loop_key_material(loop_key: LoopKey<'_>, args: &Value) -> Result<
             other.type_of()
         ))),
         LoopKey::Function(f) => Ok(match f(args) {
-            Err(message) => fallback(format!(
-                "loopKey threw ({message}); falling back to full arguments"
-            )),
+            Err(message) => fallback(format!("loopKey threw ({message}); falling back to full arguments")),
             Ok(Some(Value::Null)) => LoopKeyResolution::Exempt,
             Ok(None | Some(Value::Undefined)) => fallback(UNDEFINED_RESULT_WARNING.to_string()),
             Ok(Some(key)) => LoopKeyResolution::Key(key),

@@ -30,7 +30,8 @@ use crate::beyond::{BeyondState, BUDGET, NO_PROGRESS, TOOL_CYCLE, TOOL_FAILURE};
 use crate::config::ResolvedConfig;
 use crate::error::Result;
 use crate::fingerprint::{
-    fingerprint_lowered_tool_call, fingerprint_lowered_tool_call_with_strings, fingerprint_string, fingerprint_tool_call,
+    fingerprint_lowered_tool_call, fingerprint_lowered_tool_call_with_strings, fingerprint_string,
+    fingerprint_tool_call,
 };
 use crate::js_string::JsString;
 use crate::json::{js_number, sorted, write_json_string, Value};
@@ -151,7 +152,6 @@ impl Default for RecordOptions {
 }
 
 impl RecordOptions {
-
     /// Options from a JS options object: `allowBlock ?? true` (by
     /// truthiness), `detector ?? "tool-fingerprint"`.
     pub fn from_js(options: Option<&Value>) -> Self {
@@ -327,9 +327,15 @@ impl DoomLoopMonitor {
     /// returned warnings (the reference's `console.warn` text followed by
     /// the error message) say which.
     pub fn declare_round(&mut self, round: f64, calls: &[DeclaredCall]) -> Vec<String> {
-        let fingerprints: Vec<Result<JsString>> =
-            calls.iter().map(|call| fingerprint_tool_call(&call.tool_name, &call.key_material).map(JsString::from)).collect();
-        let calls: Vec<_> = calls.iter().zip(&fingerprints).map(|(call, fingerprint)| (&call.tool_name, fingerprint.as_ref())).collect();
+        let fingerprints: Vec<Result<JsString>> = calls
+            .iter()
+            .map(|call| fingerprint_tool_call(&call.tool_name, &call.key_material).map(JsString::from))
+            .collect();
+        let calls: Vec<_> = calls
+            .iter()
+            .zip(&fingerprints)
+            .map(|(call, fingerprint)| (&call.tool_name, fingerprint.as_ref()))
+            .collect();
         self.declare_fingerprinted_round(round, &calls)
     }
 
@@ -368,10 +374,7 @@ impl DoomLoopMonitor {
                 (tool, Arc::from(set))
             })
             .collect();
-        self.declared_round = Some(DeclaredRound {
-            round,
-            fingerprints,
-        });
+        self.declared_round = Some(DeclaredRound { round, fingerprints });
         warnings
     }
 
@@ -448,7 +451,11 @@ impl DoomLoopMonitor {
         round: f64,
         options: &RecordOptions,
     ) -> Result<CallRecord> {
-        let fingerprint = JsString::from(fingerprint_lowered_tool_call_with_strings(tool_name, key_material, strings)?);
+        let fingerprint = JsString::from(fingerprint_lowered_tool_call_with_strings(
+            tool_name,
+            key_material,
+            strings,
+        )?);
         Ok(self.record_fingerprint(tool_name, fingerprint, round, options))
     }
 
@@ -463,9 +470,7 @@ impl DoomLoopMonitor {
     ) -> CallRecord {
         let slot = self.tools.get_index_of(tool_name);
         let previous = slot.map(|i| &mut self.tools[i]);
-        let is_same_round = previous
-            .as_ref()
-            .is_some_and(|p| p.round.is_some_and(|r| r == round));
+        let is_same_round = previous.as_ref().is_some_and(|p| p.round.is_some_and(|r| r == round));
 
         let declared: Option<&Arc<[JsString]>> = self
             .declared_round
@@ -474,36 +479,43 @@ impl DoomLoopMonitor {
             .and_then(|d| d.fingerprints.get(tool_name));
         let declared_member = declared.is_some_and(|set| sorted_contains(set, &fingerprint));
 
-        let (prior_set, prior_streak, prior_call_streaks, mut seen, mut current_calls, kept_fingerprint, mut prior_match) =
-            match previous {
-                Some(p) if is_same_round => (
-                    p.prior_round_fingerprints.take(),
-                    p.prior_streak,
-                    std::mem::take(&mut p.prior_call_streaks),
-                    std::mem::take(&mut p.seen_this_round),
-                    p.call_streaks.take().unwrap_or_default(),
-                    p.fingerprint.clone(),
-                    p.prior_match.take(),
-                ),
-                Some(p) => (
-                    Some(p.round_fingerprints.clone()),
-                    p.streak,
-                    p.call_streaks.take().unwrap_or_default(),
-                    IndexSet::new(),
-                    CallStreaks::default(),
-                    p.fingerprint.clone(),
-                    None,
-                ),
-                None => (
-                    None,
-                    0.0,
-                    CallStreaks::default(),
-                    IndexSet::new(),
-                    CallStreaks::default(),
-                    fingerprint.clone(),
-                    None,
-                ),
-            };
+        let (
+            prior_set,
+            prior_streak,
+            prior_call_streaks,
+            mut seen,
+            mut current_calls,
+            kept_fingerprint,
+            mut prior_match,
+        ) = match previous {
+            Some(p) if is_same_round => (
+                p.prior_round_fingerprints.take(),
+                p.prior_streak,
+                std::mem::take(&mut p.prior_call_streaks),
+                std::mem::take(&mut p.seen_this_round),
+                p.call_streaks.take().unwrap_or_default(),
+                p.fingerprint.clone(),
+                p.prior_match.take(),
+            ),
+            Some(p) => (
+                Some(p.round_fingerprints.clone()),
+                p.streak,
+                p.call_streaks.take().unwrap_or_default(),
+                IndexSet::new(),
+                CallStreaks::default(),
+                p.fingerprint.clone(),
+                None,
+            ),
+            None => (
+                None,
+                0.0,
+                CallStreaks::default(),
+                IndexSet::new(),
+                CallStreaks::default(),
+                fingerprint.clone(),
+                None,
+            ),
+        };
         if let (Some(prior), false, Some(_)) = (&prior_set, is_same_round, self.config.beyond.cycles) {
             self.beyond.close_round(tool_name, prior);
         }
@@ -516,7 +528,9 @@ impl DoomLoopMonitor {
         }
         let score = |set: &[JsString]| {
             let equal = match &prior_match {
-                Some((cached, equal)) if std::ptr::eq(cached.as_ptr(), set.as_ptr()) && cached.len() == set.len() => *equal,
+                Some((cached, equal)) if std::ptr::eq(cached.as_ptr(), set.as_ptr()) && cached.len() == set.len() => {
+                    *equal
+                }
                 _ => prior_set.as_ref().is_some_and(|prior| **prior == *set),
             };
             if equal {
@@ -546,25 +560,14 @@ impl DoomLoopMonitor {
             // while this call's own output was moving. The later restart wins.
             effective = effective.min(self.beyond.novelty.streak(tool_name, &fingerprint, reference, round));
         }
-        let action = resolve_ladder_action(
-            &self.config.ladder,
-            effective,
-            self.ladder_options(options.allow_block),
-        );
+        let action = resolve_ladder_action(&self.config.ladder, effective, self.ladder_options(options.allow_block));
         let cycle = self
             .config
             .beyond
             .cycles
             .and_then(|max_period| self.beyond.cycle(tool_name, &round_set, max_period));
         let message = action.map(|_| {
-            build_tool_verdict_message(
-                tool_name,
-                &fingerprint,
-                call_set,
-                streak,
-                call_streak,
-                declared_member,
-            )
+            build_tool_verdict_message(tool_name, &fingerprint, call_set, streak, call_streak, declared_member)
         });
         let entry_fingerprint = if declared.is_some() && !declared_member && slot.is_some() {
             kept_fingerprint
@@ -599,9 +602,8 @@ impl DoomLoopMonitor {
             tool_name: Some(tool_name.clone()),
             message,
         });
-        let cycle_verdict = cycle.and_then(|(period, repeats)| {
-            self.cycle_verdict(tool_name, &fingerprint, period, repeats, options)
-        });
+        let cycle_verdict =
+            cycle.and_then(|(period, repeats)| self.cycle_verdict(tool_name, &fingerprint, period, repeats, options));
         let verdict = self.noted(stronger_verdict(verdict, cycle_verdict));
         CallRecord {
             verdict,
@@ -694,7 +696,9 @@ impl DoomLoopMonitor {
             _ => None,
         };
         if let (Some(config), Some(outcome)) = (&self.config.beyond.outcomes, outcome) {
-            let identity = JsString::from(crate::fingerprint::fingerprint_key_material(&config.comparable(outcome))?);
+            let identity = JsString::from(crate::fingerprint::fingerprint_key_material(
+                &config.comparable(outcome),
+            )?);
             let recent = config.recent;
             if self.beyond.outcomes.record(tool_name, input, identity, round, recent) {
                 // A repeated call showing something new is progress: the
@@ -748,7 +752,11 @@ impl DoomLoopMonitor {
     /// or in all; `None` otherwise, and always when no budget is configured.
     pub fn record_spend(&mut self, amount: f64) -> Option<Verdict> {
         let budget = self.config.beyond.budget.clone()?;
-        let amount = if amount.is_finite() && amount > 0.0 { amount } else { 0.0 };
+        let amount = if amount.is_finite() && amount > 0.0 {
+            amount
+        } else {
+            0.0
+        };
         // Saturated, not overflowed to Infinity: persisted state must carry
         // the sum (JSON has no Infinity) or a resumed run forgets the spend.
         self.beyond.spent = (self.beyond.spent + amount).min(f64::MAX);
@@ -895,7 +903,6 @@ fn stronger_verdict(a: Option<Verdict>, b: Option<Verdict>) -> Option<Verdict> {
         (a, b) => a.or(b),
     }
 }
-
 
 /// The first members' prefixes: one stable string per round set.
 fn summarize_round(fingerprints: &[JsString]) -> String {

@@ -41,19 +41,13 @@ impl DoomLoopMonitor {
             .collect();
         let mut state = vec![(JsString::from("tools"), Value::Object(Object::from_entries(tools)))];
         if let Some(text) = &self.text {
-            state.push((
-                JsString::from("text"),
-                streak_value(&text.fingerprint, text.streak),
-            ));
+            state.push((JsString::from("text"), streak_value(&text.fingerprint, text.streak)));
         }
         if let Some(beyond) = self.beyond.to_value() {
             state.push((JsString::from("beyond"), beyond));
         }
         if self.escalations_used > 0.0 {
-            state.push((
-                JsString::from("escalationsUsed"),
-                Value::Number(self.escalations_used),
-            ));
+            state.push((JsString::from("escalationsUsed"), Value::Number(self.escalations_used)));
         }
         Value::Object(Object::from_entries(state))
     }
@@ -108,11 +102,11 @@ fn entry_state(entry: &StreakEntry) -> Value {
         object.insert(JsString::from("roundFingerprints"), Value::Array(set));
     }
     if let Some(counts) = entry.call_streaks.as_ref().filter(|c| !reconstructible(entry, c)) {
-        let counts = counts
-            .iter()
-            .map(|(f, n)| (f.clone(), Value::Number(n)))
-            .collect();
-        object.insert(JsString::from("callStreaks"), Value::Object(Object::from_entries(counts)));
+        let counts = counts.iter().map(|(f, n)| (f.clone(), Value::Number(n))).collect();
+        object.insert(
+            JsString::from("callStreaks"),
+            Value::Object(Object::from_entries(counts)),
+        );
     }
     Value::Object(object)
 }
@@ -173,8 +167,7 @@ fn restore_entry(value: &Value) -> Option<StreakEntry> {
 /// A persisted multi-call set, re-sorted; anything else is the lone fingerprint.
 fn restored_set(value: Option<&Value>, fingerprint: &JsString) -> Arc<[JsString]> {
     if let Some(Value::Array(items)) = value {
-        let members: Option<Vec<JsString>> =
-            items.iter().map(|v| v.as_js_string().cloned()).collect();
+        let members: Option<Vec<JsString>> = items.iter().map(|v| v.as_js_string().cloned()).collect();
         if let Some(members) = members.filter(|m| m.len() > 1) {
             // Equal members are identical: unstable sorting loses nothing.
             return Arc::from(crate::json::sorted(&members, &JsString::cmp_utf16));
@@ -208,7 +201,10 @@ mod tests {
         let mut m = DoomLoopMonitor::new(ResolvedConfig::default());
         m.consume_escalation();
         for blob in ["[]", "5", "null", "\"str\""] {
-            assert_eq!(m.restore(&parse(blob).unwrap()), vec![INVALID_STATE_WARNING.to_string()]);
+            assert_eq!(
+                m.restore(&parse(blob).unwrap()),
+                vec![INVALID_STATE_WARNING.to_string()]
+            );
         }
         assert_eq!(to_json(&m.get_state()), r#"{"tools":{},"escalationsUsed":1}"#);
     }

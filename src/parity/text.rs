@@ -27,7 +27,6 @@
 //! of tokens). Tokens are compared as byte slices, which is exact because a
 //! `JsString` stores equal code-unit sequences as equal bytes.
 
-
 use crate::js_string::JsString;
 
 /// Numeric thresholds of `detectTextRepetition`, as JS numbers.
@@ -95,10 +94,7 @@ pub fn normalize_whitespace(text: &JsString) -> JsString {
     let mut i = skip_whitespace(bytes, 0);
     let mut span_start = i;
     while i < len {
-        if let Some(chunk) = bytes
-            .get(i..i + 8)
-            .and_then(|c| <[u8; 8]>::try_from(c).ok())
-        {
+        if let Some(chunk) = bytes.get(i..i + 8).and_then(|c| <[u8; 8]>::try_from(c).ok()) {
             if is_plain_ascii_chunk(chunk) {
                 i += 8;
                 continue;
@@ -207,7 +203,6 @@ impl TextRepetition {
     }
 }
 
-
 /// The reference's `detectTextRepetition`: the block of at most
 /// `max_period_tokens` tokens that repeats most (by tokens covered) at the
 /// end of `text`, or `None` when no block meets the thresholds.
@@ -225,10 +220,7 @@ impl TextRepetition {
 /// assert_eq!((hit.repeats, hit.period_tokens, hit.covered_tokens), (5, 3, 15));
 /// assert_eq!(hit.sample, JsString::from("I am stuck."));
 /// ```
-pub fn detect_text_repetition(
-    text: &JsString,
-    thresholds: &RepetitionThresholds,
-) -> Option<TextRepetition> {
+pub fn detect_text_repetition(text: &JsString, thresholds: &RepetitionThresholds) -> Option<TextRepetition> {
     detect_with(text, thresholds, None)
 }
 
@@ -248,11 +240,7 @@ enum Strategy {
 /// expensive; the defaults (16 × 400) stay well below it.
 const DIRECT_STEP_LIMIT: usize = 1 << 16;
 
-fn detect_with(
-    text: &JsString,
-    thresholds: &RepetitionThresholds,
-    forced: Option<Strategy>,
-) -> Option<TextRepetition> {
+fn detect_with(text: &JsString, thresholds: &RepetitionThresholds, forced: Option<Strategy>) -> Option<TextRepetition> {
     let tail = TailTokens::collect(text.as_bytes(), thresholds.max_window_tokens);
     let tokens = tail.slices();
     let n = tokens.len();
@@ -613,11 +601,7 @@ fn scan_backwards(
                 start -= 1;
             }
             let width_units = if bytes[start] >= 0xF0 { 2 } else { 1 };
-            (
-                start,
-                width_units,
-                whitespace_len_at(bytes, start) == pos - start,
-            )
+            (start, width_units, whitespace_len_at(bytes, start) == pos - start)
         };
         if units.saturating_add(width_units) > unit_limit {
             if units < unit_limit {
@@ -928,21 +912,11 @@ mod tests {
             let expected = naive_detect(&raw, &t);
             hits += usize::from(expected.is_some());
             for forced in [None, Some(Strategy::Direct), Some(Strategy::ZFunction)] {
-                let got = detect_with(&text, &t, forced).map(|r| {
-                    (
-                        r.repeats,
-                        r.period_tokens,
-                        r.covered_tokens,
-                        units(&r.sample),
-                    )
-                });
+                let got = detect_with(&text, &t, forced)
+                    .map(|r| (r.repeats, r.period_tokens, r.covered_tokens, units(&r.sample)));
                 assert_eq!(got, expected, "{raw:04X?} with {t:?} via {forced:?}");
             }
-            assert_eq!(
-                units(&normalize_whitespace(&text)),
-                naive_normalize(&raw),
-                "{raw:04X?}"
-            );
+            assert_eq!(units(&normalize_whitespace(&text)), naive_normalize(&raw), "{raw:04X?}");
         }
         // Guard against a generator that never exercises the hit path.
         assert!(hits > 1000, "only {hits} hits");
@@ -981,11 +955,7 @@ mod tests {
                 raw.extend_from_slice(rng.pick(pieces));
             }
             let text = JsString::from_code_units(&raw);
-            assert_eq!(
-                units(&normalize_whitespace(&text)),
-                naive_normalize(&raw),
-                "{raw:04X?}"
-            );
+            assert_eq!(units(&normalize_whitespace(&text)), naive_normalize(&raw), "{raw:04X?}");
         }
     }
 
@@ -997,9 +967,7 @@ mod tests {
         assert!(!is_plain_ascii_chunk(*b"abcdefg "));
         assert!(!is_plain_ascii_chunk(*b"abc\tefgh"));
         assert!(!is_plain_ascii_chunk(*b"abc\x1Fefgh"));
-        assert!(!is_plain_ascii_chunk([
-            b'a', 0xC2, 0xA0, b'b', b'c', b'd', b'e', b'f'
-        ]));
+        assert!(!is_plain_ascii_chunk([b'a', 0xC2, 0xA0, b'b', b'c', b'd', b'e', b'f']));
         for b in 0u8..=0xFF {
             let mut chunk = *b"abcdefgh";
             chunk[3] = b;
@@ -1015,17 +983,10 @@ mod tests {
                 Some(c) => JsString::from(c.to_string()),
                 None => JsString::from_code_units(&[cp as u16]),
             };
-            let expected = if is_js_whitespace(cp) {
-                s.as_bytes().len()
-            } else {
-                0
-            };
+            let expected = if is_js_whitespace(cp) { s.as_bytes().len() } else { 0 };
             assert_eq!(whitespace_len_at(s.as_bytes(), 0), expected, "U+{cp:04X}");
             if expected > 0 {
-                assert!(
-                    MAY_START_WHITESPACE[usize::from(s.as_bytes()[0])],
-                    "U+{cp:04X}"
-                );
+                assert!(MAY_START_WHITESPACE[usize::from(s.as_bytes()[0])], "U+{cp:04X}");
             }
         }
     }
@@ -1048,15 +1009,9 @@ mod tests {
             min_covered_tokens: 6.0,
             ..Default::default()
         };
-        assert_eq!(
-            detect("no no no no no no", &t),
-            Some((6, 1, 6, "no".into()))
-        );
+        assert_eq!(detect("no no no no no no", &t), Some((6, 1, 6, "no".into())));
         // Default needs 12 tokens.
-        assert_eq!(
-            detect("no no no no no no", &RepetitionThresholds::default()),
-            None
-        );
+        assert_eq!(detect("no no no no no no", &RepetitionThresholds::default()), None);
         let twelve = "no ".repeat(12);
         assert_eq!(
             detect(&twelve, &RepetitionThresholds::default()),
@@ -1074,10 +1029,7 @@ mod tests {
         assert_eq!(detect(&"I am stuck. ".repeat(3), &d), None);
         // Noise before the loop does not matter; noise after it does.
         let prefixed = format!("Let me think.\n\n{five}");
-        assert_eq!(
-            detect(&prefixed, &d),
-            Some((5, 3, 15, "I am stuck.".into()))
-        );
+        assert_eq!(detect(&prefixed, &d), Some((5, 3, 15, "I am stuck.".into())));
         assert_eq!(detect(&format!("{five} Done."), &d), None);
         // Whitespace variety between copies is irrelevant.
         let mixed = "I\tam\u{A0}stuck.\u{2028}".repeat(5);
@@ -1087,10 +1039,7 @@ mod tests {
     #[test]
     fn only_js_whitespace_splits_tokens() {
         let t = th(16.0, 4.0, 4.0, 400.0);
-        assert_eq!(
-            detect("x\u{FEFF}x\u{2028}x\u{3000}x", &t),
-            Some((4, 1, 4, "x".into()))
-        );
+        assert_eq!(detect("x\u{FEFF}x\u{2028}x\u{3000}x", &t), Some((4, 1, 4, "x".into())));
         for glue in ['\u{85}', '\u{180E}', '\u{200B}'] {
             let text = format!("x{glue}x{glue}x{glue}x");
             assert_eq!(detect(&text, &t), None, "U+{:04X}", glue as u32);
@@ -1133,10 +1082,7 @@ mod tests {
         let text = JsString::from_code_units(&raw); // 34 units, budget 33
         let t = th(16.0, 4.0, 12.0, 33.0 / 64.0);
         let hit = detect_text_repetition(&text, &t).unwrap();
-        assert_eq!(
-            (hit.repeats, hit.period_tokens, hit.covered_tokens),
-            (17, 1, 17)
-        );
+        assert_eq!((hit.repeats, hit.period_tokens, hit.covered_tokens), (17, 1, 17));
         assert_eq!(hit.sample.as_bytes(), &[0xED, 0xBE, 0x89]);
         // A negative budget drops leading units and can split a pair too.
         let t = th(16.0, 4.0, 12.0, -1.0 / 64.0); // slice(1)
@@ -1149,33 +1095,15 @@ mod tests {
         let d = RepetitionThresholds::default();
         let text = "no ".repeat(1000);
         let with = |mp: f64, mr: f64, mc: f64, mw: f64| detect(&text, &th(mp, mr, mc, mw));
-        assert_eq!(
-            with(16.0, 4.0, 12.0, 400.0),
-            Some((400, 1, 400, "no".into()))
-        );
+        assert_eq!(with(16.0, 4.0, 12.0, 400.0), Some((400, 1, 400, "no".into())));
         // NaN or zero window: the whole text, every token.
-        assert_eq!(
-            with(16.0, 4.0, 12.0, f64::NAN),
-            Some((1000, 1, 1000, "no".into()))
-        );
-        assert_eq!(
-            with(16.0, 4.0, 12.0, 0.0),
-            Some((1000, 1, 1000, "no".into()))
-        );
-        assert_eq!(
-            with(16.0, 4.0, 12.0, -0.0),
-            Some((1000, 1, 1000, "no".into()))
-        );
-        assert_eq!(
-            with(16.0, 4.0, 12.0, f64::INFINITY),
-            Some((1000, 1, 1000, "no".into()))
-        );
+        assert_eq!(with(16.0, 4.0, 12.0, f64::NAN), Some((1000, 1, 1000, "no".into())));
+        assert_eq!(with(16.0, 4.0, 12.0, 0.0), Some((1000, 1, 1000, "no".into())));
+        assert_eq!(with(16.0, 4.0, 12.0, -0.0), Some((1000, 1, 1000, "no".into())));
+        assert_eq!(with(16.0, 4.0, 12.0, f64::INFINITY), Some((1000, 1, 1000, "no".into())));
         // Negative: slice(64) drops 64 units ("o" is left of the 22nd "no"),
         // then tokens.slice(1) drops that "o".
-        assert_eq!(
-            with(16.0, 4.0, 12.0, -1.0),
-            Some((978, 1, 978, "no".into()))
-        );
+        assert_eq!(with(16.0, 4.0, 12.0, -1.0), Some((978, 1, 978, "no".into())));
         assert_eq!(with(16.0, 4.0, 12.0, f64::NEG_INFINITY), None);
         // Fractional: budget 32 keeps "o no no ... no " (11 tokens), all kept.
         assert_eq!(with(16.0, 4.0, 12.0, 0.5), None);

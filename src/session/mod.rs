@@ -66,12 +66,12 @@ mod persist;
 use indexmap::IndexMap;
 
 use crate::config::ResolvedConfig;
+use crate::error::Result;
+use crate::fingerprint::fingerprint_tool_call;
 use crate::js_string::JsString;
 use crate::json::{Object, Value};
 use crate::ladder::{Action, Threshold};
 use crate::loop_key::{resolve_loop_key_material, LoopKey, LoopKeyResolution};
-use crate::error::Result;
-use crate::fingerprint::fingerprint_tool_call;
 use crate::monitor::{DoomLoopMonitor, RecordOptions, Verdict, TOOL_FINGERPRINT};
 
 pub use persist::{verdict_from_value, verdicts_json};
@@ -275,7 +275,10 @@ enum Identity {
     /// calls are keyed by, so they are neither copied nor compared — and
     /// with the full arguments to fall back to when `fallback` (the
     /// material is something else).
-    Key { material: Option<Value>, fallback: bool },
+    Key {
+        material: Option<Value>,
+        fallback: bool,
+    },
 }
 
 impl Identity {
@@ -283,9 +286,9 @@ impl Identity {
     fn fingerprint(&self, call: &Call) -> Option<Result<JsString>> {
         match self {
             Identity::Skip => None,
-            Identity::Key { material, .. } => {
-                Some(fingerprint_tool_call(&call.tool_name, material.as_ref().unwrap_or(&call.args)).map(JsString::from))
-            }
+            Identity::Key { material, .. } => Some(
+                fingerprint_tool_call(&call.tool_name, material.as_ref().unwrap_or(&call.args)).map(JsString::from),
+            ),
         }
     }
 }
@@ -373,10 +376,20 @@ impl Session {
             drop_rung(&mut config, Action::Stop, "halt the run", &mut warnings);
         }
         if !caps.steer {
-            drop_rung(&mut config, Action::Steer, "add guidance to the next request", &mut warnings);
+            drop_rung(
+                &mut config,
+                Action::Steer,
+                "add guidance to the next request",
+                &mut warnings,
+            );
         }
         if !caps.escalate && (config.escalation.is_some() || config.ladder.escalate != Threshold::Off) {
-            drop_rung(&mut config, Action::Escalate, "switch the model of the next request", &mut warnings);
+            drop_rung(
+                &mut config,
+                Action::Escalate,
+                "switch the model of the next request",
+                &mut warnings,
+            );
             config.escalation = None;
         }
         Session {
@@ -496,8 +509,12 @@ impl Session {
             let identities: Vec<Identity> = response.calls.iter().map(|call| self.identity(call)).collect();
             // Each call's fingerprint is taken once, for the round's
             // declaration and its record alike.
-            let fingerprints: Vec<Option<Result<JsString>>> =
-                response.calls.iter().zip(&identities).map(|(call, identity)| identity.fingerprint(call)).collect();
+            let fingerprints: Vec<Option<Result<JsString>>> = response
+                .calls
+                .iter()
+                .zip(&identities)
+                .map(|(call, identity)| identity.fingerprint(call))
+                .collect();
             let declared: Vec<_> = response
                 .calls
                 .iter()
@@ -581,7 +598,9 @@ impl Session {
         let record = match self.monitor.record_tool_call(tool_name, identity, round, &options) {
             Ok(record) => record,
             Err(error) => {
-                self.warn(format!("[DoomLoop] a \"{tool_name}\" call cannot be fingerprinted; not monitoring it: {error}"));
+                self.warn(format!(
+                    "[DoomLoop] a \"{tool_name}\" call cannot be fingerprinted; not monitoring it: {error}"
+                ));
                 return None;
             }
         };
@@ -885,7 +904,9 @@ impl Session {
             Ok(fingerprint) => Some(self.monitor.record_fingerprint(&name, fingerprint, round, &options)),
             Err(error) => match fallback {
                 false => {
-                    self.warn(format!("[DoomLoop] a \"{name}\" call cannot be fingerprinted; not monitoring it: {error}"));
+                    self.warn(format!(
+                        "[DoomLoop] a \"{name}\" call cannot be fingerprinted; not monitoring it: {error}"
+                    ));
                     None
                 }
                 true => {

@@ -28,7 +28,9 @@ pub fn verdict_from_value(value: &Value) -> Option<Verdict> {
     let streak = object.get("streak").and_then(Value::as_f64).filter(|n| n.is_finite())?;
     let opt_in_detector = match object.get("optInDetector").and_then(Value::as_js_string) {
         None => None,
-        Some(name) => [TOOL_CYCLE, NO_PROGRESS, TOOL_FAILURE, BUDGET].into_iter().find(|known| *name == **known),
+        Some(name) => [TOOL_CYCLE, NO_PROGRESS, TOOL_FAILURE, BUDGET]
+            .into_iter()
+            .find(|known| *name == **known),
     };
     Some(Verdict {
         detector: object.get("detector").cloned().unwrap_or(Value::Undefined),

@@ -378,7 +378,10 @@ mod tests {
             assert_eq!(digest_from_hex(&JsString::from(hex)), Some(digest));
         }
         let hex = crate::fingerprint_key_material(&args).unwrap();
-        assert_eq!(Some(key_material_digest(&args).unwrap()), digest_from_hex(&JsString::from(hex)));
+        assert_eq!(
+            Some(key_material_digest(&args).unwrap()),
+            digest_from_hex(&JsString::from(hex))
+        );
     }
 
     #[test]
@@ -433,7 +436,11 @@ mod tests {
         };
         let mut monitor = DoomLoopMonitor::default();
         monitor.record_call_with("t", &args, 1, &custom).unwrap();
-        let verdict = monitor.record_call_with("t", &args, 2, &custom).unwrap().verdict.unwrap();
+        let verdict = monitor
+            .record_call_with("t", &args, 2, &custom)
+            .unwrap()
+            .verdict
+            .unwrap();
         assert_eq!((verdict.detector_kind(), verdict.detector_label()), (None, None));
     }
 }

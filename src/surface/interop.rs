@@ -14,10 +14,10 @@
 use crate::canonical::{MAX_CANONICALIZE_DEPTH, TOO_DEEP_MESSAGE};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fingerprint::{call_prefix, sha256_hex};
+use crate::idiomatic::RoundNumber;
 use crate::js_string::{cmp_wtf8_as_utf16, JsString};
 use crate::json::{js_number, write_json_string, write_number, Object, Value};
 use crate::monitor::{CallRecord, DoomLoopMonitor};
-use crate::idiomatic::RoundNumber;
 use crate::sort::sorted_indices;
 
 type Json = serde_json::Value;
@@ -89,9 +89,7 @@ impl TryFrom<Value> for Json {
 fn number(n: &serde_json::Number) -> f64 {
     // Without `arbitrary_precision` every serde_json number has an f64
     // reading; with it, the text is what JSON.parse would round.
-    n.as_f64()
-        .or_else(|| n.to_string().parse().ok())
-        .unwrap_or(f64::NAN)
+    n.as_f64().or_else(|| n.to_string().parse().ok()).unwrap_or(f64::NAN)
 }
 
 /// The number serde_json reads from the JS text of `n`: an integer where

@@ -299,11 +299,18 @@ mod tests {
                 assert_eq!(ours.parse::<f64>().ok(), Some(n), "{n:e}");
             }
         }
-        for (n, js) in [(1e21, "1e+21"), (1e-7, "1e-7"), (123456789012345680000.0, "123456789012345680000")] {
+        for (n, js) in [
+            (1e21, "1e+21"),
+            (1e-7, "1e-7"),
+            (123456789012345680000.0, "123456789012345680000"),
+        ] {
             assert_eq!(js_number(n), js);
         }
         assert_eq!(through_serde(1e21), "1e+21");
-        assert_eq!((through_serde(1e-6), js_number(1e-6)), ("1e-6".into(), "0.000001".into()));
+        assert_eq!(
+            (through_serde(1e-6), js_number(1e-6)),
+            ("1e-6".into(), "0.000001".into())
+        );
         assert_eq!(through_serde(123456789012345680000.0), "123456789012345680000");
         assert_eq!(through_serde(-0.0), "0");
         assert_eq!(through_serde(f64::NAN), "null");

@@ -177,7 +177,10 @@ impl ToolState {
         }
         if let Some(counts) = &self.call_streaks {
             let counts = counts.iter().map(|(f, n)| (f.clone(), Value::Number(*n))).collect();
-            entry.push((JsString::from("callStreaks"), Value::Object(Object::from_entries(counts))));
+            entry.push((
+                JsString::from("callStreaks"),
+                Value::Object(Object::from_entries(counts)),
+            ));
         }
         Value::Object(Object::from_entries(entry))
     }

@@ -203,11 +203,7 @@ impl JsString {
     /// or a lone surrogate), pairing a leading lone low surrogate with a
     /// trailing lone high one of `self`.
     pub(crate) fn extend_wtf8(&mut self, bytes: &[u8]) {
-        if bytes.len() >= 3
-            && bytes[0] == 0xED
-            && (0xB0..=0xBF).contains(&bytes[1])
-            && self.ends_with_lone_high()
-        {
+        if bytes.len() >= 3 && bytes[0] == 0xED && (0xB0..=0xBF).contains(&bytes[1]) && self.ends_with_lone_high() {
             self.push_code_unit(decode_surrogate_bytes(bytes));
             self.bytes.extend_from_slice(&bytes[3..]);
         } else {
@@ -244,10 +240,7 @@ pub(crate) fn decode_at(bytes: &[u8], pos: usize) -> (u32, usize) {
         0x00..=0x7F => (b0, 1),
         0xC0..=0xDF => (((b0 & 0x1F) << 6) | cont(1), 2),
         0xE0..=0xEF => (((b0 & 0x0F) << 12) | (cont(1) << 6) | cont(2), 3),
-        _ => (
-            ((b0 & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3),
-            4,
-        ),
+        _ => (((b0 & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3), 4),
     }
 }
 
@@ -342,9 +335,7 @@ impl From<&str> for JsString {
 
 impl From<String> for JsString {
     fn from(s: String) -> Self {
-        JsString {
-            bytes: s.into_bytes(),
-        }
+        JsString { bytes: s.into_bytes() }
     }
 }
 

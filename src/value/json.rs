@@ -148,8 +148,7 @@ impl Value {
                         other => Some(other.clone()),
                     });
                 }
-                inherited_property(key, ARRAY_PROTOTYPE)
-                    .or_else(|| inherited_property(key, OBJECT_PROTOTYPE))
+                inherited_property(key, ARRAY_PROTOTYPE).or_else(|| inherited_property(key, OBJECT_PROTOTYPE))
             }
             _ => None,
         }
@@ -184,7 +183,11 @@ pub fn string_to_number(s: &str) -> f64 {
     }
     let unsigned = trimmed.trim_start_matches(['+', '-']);
     if unsigned == "Infinity" && trimmed.len() - unsigned.len() <= 1 {
-        return if trimmed.starts_with('-') { f64::NEG_INFINITY } else { f64::INFINITY };
+        return if trimmed.starts_with('-') {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
     }
     if !crate::value::float::decimal_literal(trimmed) {
         return f64::NAN;
@@ -208,11 +211,45 @@ const OBJECT_PROTOTYPE: &[&str] = &[
 ];
 
 const ARRAY_PROTOTYPE: &[&str] = &[
-    "at", "concat", "copyWithin", "fill", "find", "findIndex", "findLast", "findLastIndex",
-    "lastIndexOf", "pop", "push", "reverse", "shift", "unshift", "slice", "sort", "splice",
-    "includes", "indexOf", "join", "keys", "entries", "values", "forEach", "filter", "flat",
-    "flatMap", "map", "every", "some", "reduce", "reduceRight", "toReversed", "toSorted",
-    "toSpliced", "with", "toLocaleString", "toString", "constructor",
+    "at",
+    "concat",
+    "copyWithin",
+    "fill",
+    "find",
+    "findIndex",
+    "findLast",
+    "findLastIndex",
+    "lastIndexOf",
+    "pop",
+    "push",
+    "reverse",
+    "shift",
+    "unshift",
+    "slice",
+    "sort",
+    "splice",
+    "includes",
+    "indexOf",
+    "join",
+    "keys",
+    "entries",
+    "values",
+    "forEach",
+    "filter",
+    "flat",
+    "flatMap",
+    "map",
+    "every",
+    "some",
+    "reduce",
+    "reduceRight",
+    "toReversed",
+    "toSorted",
+    "toSpliced",
+    "with",
+    "toLocaleString",
+    "toString",
+    "constructor",
 ];
 
 fn inherited_property(key: &JsString, names: &[&str]) -> Option<Value> {
@@ -301,11 +338,7 @@ impl Object {
     }
 
     fn order_array_indices_first(&mut self) {
-        if self
-            .entries
-            .iter()
-            .any(|(k, _)| array_index(k.as_bytes()).is_some())
-        {
+        if self.entries.iter().any(|(k, _)| array_index(k.as_bytes()).is_some()) {
             // Indices ascending in front, string keys behind in insertion order.
             let (indices, names): (Vec<_>, Vec<_>) = std::mem::take(&mut self.entries)
                 .into_iter()
@@ -651,9 +684,7 @@ impl<'a> Parser<'a> {
                                 };
                                 value = Value::Object(Object::from_entries(entries));
                             }
-                            _ => {
-                                return Err(self.error("Expected ',' or '}' after property value"))
-                            }
+                            _ => return Err(self.error("Expected ',' or '}' after property value")),
                         }
                     }
                 }
@@ -766,8 +797,7 @@ impl<'a> Parser<'a> {
         }
         // The grammar above is a subset of what value::float parses
         // (correctly rounded), and the slice is ASCII.
-        let literal = std::str::from_utf8(&self.bytes[start..self.pos])
-            .map_err(|_| Error::syntax("invalid number"))?;
+        let literal = std::str::from_utf8(&self.bytes[start..self.pos]).map_err(|_| Error::syntax("invalid number"))?;
         Ok(crate::value::float::parse_decimal(literal))
     }
 
@@ -1019,9 +1049,7 @@ pub fn to_json(value: &Value) -> String {
 
 fn write_value(value: &Value, out: &mut String) {
     match value {
-        Value::Null | Value::Undefined | Value::Hole | Value::BigInt | Value::Circular => {
-            out.push_str("null")
-        }
+        Value::Null | Value::Undefined | Value::Hole | Value::BigInt | Value::Circular => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => write_number(*n, out),
         Value::String(s) => write_json_string(s, out),
@@ -1065,8 +1093,17 @@ mod tests {
         let parsed = parse_lowered_with_strings(r#"[raw,{"raw":raw},"raw",raw]"#, &strings).unwrap();
         let ordinary = r#"["a \"b\"\n\u0001 é 😀",{"raw":"raw"},"raw",""]"#;
         assert_eq!(parsed, parse_lowered(ordinary).unwrap());
-        for (text, strings) in [("raw", &["a", "b"][..]), ("[raw,raw]", &["a"][..]), ("{raw:1}", &["a"][..]), ("rawr", &["a"][..])] {
-            assert_eq!(parse_lowered_with_strings(text, strings).unwrap_err().kind(), ErrorKind::Syntax, "{text}");
+        for (text, strings) in [
+            ("raw", &["a", "b"][..]),
+            ("[raw,raw]", &["a"][..]),
+            ("{raw:1}", &["a"][..]),
+            ("rawr", &["a"][..]),
+        ] {
+            assert_eq!(
+                parse_lowered_with_strings(text, strings).unwrap_err().kind(),
+                ErrorKind::Syntax,
+                "{text}"
+            );
         }
         // Without strings the word is not part of the lowered form.
         assert!(parse_lowered("raw").is_err());
@@ -1076,7 +1113,9 @@ mod tests {
     fn numbers_round_like_json_parse() {
         assert_eq!(parse("9007199254740993").unwrap(), Value::Number(9007199254740992.0));
         assert_eq!(parse("1e400").unwrap(), Value::Number(f64::INFINITY));
-        let Value::Number(z) = parse("-0e0").unwrap() else { panic!() };
+        let Value::Number(z) = parse("-0e0").unwrap() else {
+            panic!()
+        };
         assert!(z == 0.0 && z.is_sign_negative());
     }
 
@@ -1087,8 +1126,16 @@ mod tests {
                 let mut chunk = [b'a'; 8];
                 chunk[at] = byte;
                 let word = le_word(&chunk);
-                assert_eq!(may_stop_string(word), STRING_STOP[byte as usize], "byte {byte:#x} at {at}");
-                assert_eq!(may_need_escape(word), ESCAPE_CANDIDATE[byte as usize], "byte {byte:#x} at {at}");
+                assert_eq!(
+                    may_stop_string(word),
+                    STRING_STOP[byte as usize],
+                    "byte {byte:#x} at {at}"
+                );
+                assert_eq!(
+                    may_need_escape(word),
+                    ESCAPE_CANDIDATE[byte as usize],
+                    "byte {byte:#x} at {at}"
+                );
             }
         }
         let busy = le_word(&[0x80, 0xFF, 0x7F, 0x21, 0x5B, 0x5D, 0xC3, 0xEE]);
@@ -1097,7 +1144,20 @@ mod tests {
 
     #[test]
     fn grammar_is_strict() {
-        for bad in ["01", "1.", ".5", "+1", "[1,]", "{\"a\":1,}", "'a'", "NaN", "\"\t\"", "tru", "[", "\"\\x\""] {
+        for bad in [
+            "01",
+            "1.",
+            ".5",
+            "+1",
+            "[1,]",
+            "{\"a\":1,}",
+            "'a'",
+            "NaN",
+            "\"\t\"",
+            "tru",
+            "[",
+            "\"\\x\"",
+        ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
         assert!(parse(" [1 , {\"a\" : [ ] } ]\r\n").is_ok());
@@ -1107,7 +1167,10 @@ mod tests {
     fn lone_surrogates_survive_and_pairs_join() {
         let v = parse(r#""\ud83c\udf89\ud800x\uDC00""#).unwrap();
         let Value::String(s) = &v else { panic!() };
-        assert_eq!(s.code_units().collect::<Vec<_>>(), vec![0xD83C, 0xDF89, 0xD800, 0x78, 0xDC00]);
+        assert_eq!(
+            s.code_units().collect::<Vec<_>>(),
+            vec![0xD83C, 0xDF89, 0xD800, 0x78, 0xDC00]
+        );
         assert_eq!(to_json(&v), "\"🎉\\ud800x\\udc00\"");
     }
 
@@ -1135,7 +1198,14 @@ mod tests {
 
     #[test]
     fn number_formatting_matches_ecmascript() {
-        for (n, s) in [(1e21, "1e+21"), (5e-324, "5e-324"), (-0.0, "0"), (0.1, "0.1"), (1e-7, "1e-7"), (123456789012345680000.0, "123456789012345680000")] {
+        for (n, s) in [
+            (1e21, "1e+21"),
+            (5e-324, "5e-324"),
+            (-0.0, "0"),
+            (0.1, "0.1"),
+            (1e-7, "1e-7"),
+            (123456789012345680000.0, "123456789012345680000"),
+        ] {
             let mut out = String::new();
             write_number(n, &mut out);
             assert_eq!(out, s);

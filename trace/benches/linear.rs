@@ -24,7 +24,9 @@ use doom_loop_trace::eval::{EvalOption, Evaluation};
 use doom_loop_trace::import::import_single;
 
 fn sources(n: usize) {
-    let text: String = (0..n).map(|i| format!("{{\"source\":\"s{i}\",\"rounds\":[]}}\n")).collect();
+    let text: String = (0..n)
+        .map(|i| format!("{{\"source\":\"s{i}\",\"rounds\":[]}}\n"))
+        .collect();
     let mut evaluation = Evaluation::new(vec![EvalOption::defaults()]);
     evaluation.add_bytes(text.as_bytes(), "many.jsonl");
     assert_eq!(evaluation.report().options[0].sources.len(), n);
@@ -40,8 +42,12 @@ fn outcome_tools(n: usize) {
     let out = Value::String(JsString::from("out"));
     for i in 0..n {
         let tool = JsString::from(format!("tool{i}"));
-        let record = monitor.record_tool_call(&tool, &args, 1.0, &RecordOptions::default()).unwrap();
-        monitor.record_tool_result(&tool, &record.fingerprint, Some(&out), false, 1.0).unwrap();
+        let record = monitor
+            .record_tool_call(&tool, &args, 1.0, &RecordOptions::default())
+            .unwrap();
+        monitor
+            .record_tool_result(&tool, &record.fingerprint, Some(&out), false, 1.0)
+            .unwrap();
     }
 }
 
@@ -58,7 +64,10 @@ fn result_matching(n: usize, by_id: bool) {
             }
         })
         .collect();
-    let text = format!(r#"{{"messages":[{{"role":"assistant","tool_calls":[{}]}}{results}]}}"#, calls.join(","));
+    let text = format!(
+        r#"{{"messages":[{{"role":"assistant","tool_calls":[{}]}}{results}]}}"#,
+        calls.join(",")
+    );
     let transcript = import_single(text.as_bytes(), "calls.json").unwrap();
     assert_eq!(transcript.rounds[0].calls.len(), n);
 }
@@ -83,7 +92,10 @@ fn main() {
         ("result matching (by id)", &|n| result_matching(n, true)),
         ("result matching (in order)", &|n| result_matching(n, false)),
     ];
-    println!("{:<28} {:>10} {:>10} {:>10} {:>12} {:>12}", "linear (issue 20)", "1k", "10k", "100k", "10k/1k", "100k/1k");
+    println!(
+        "{:<28} {:>10} {:>10} {:>10} {:>12} {:>12}",
+        "linear (issue 20)", "1k", "10k", "100k", "10k/1k", "100k/1k"
+    );
     for (name, f) in rows {
         if filter.as_deref().is_some_and(|w| !name.contains(w)) {
             continue;

@@ -137,7 +137,11 @@ pub fn eval_options(options: &[String], recommended: bool, compare: bool) -> Res
         out.push(EvalOption::defaults());
     }
     for (i, text) in options.iter().enumerate() {
-        let what = if options.len() > 1 { format!("--option {}", i + 1) } else { "--option".into() };
+        let what = if options.len() > 1 {
+            format!("--option {}", i + 1)
+        } else {
+            "--option".into()
+        };
         let value = read_json(text, &what)?;
         match resolve_doom_loop_option(Some(&value)).result {
             Err(error) => return Err(format!("{what}: {error}")),
@@ -169,7 +173,11 @@ pub struct EvalRun {
 /// `doomloop eval`'s outcome once every run was added to `evaluation`.
 pub fn eval_finish(evaluation: &Evaluation, json: bool, fail_on: Option<Action>) -> EvalRun {
     let report = evaluation.report();
-    let stdout = if json { format!("{}\n", report.to_json()) } else { report.render() };
+    let stdout = if json {
+        format!("{}\n", report.to_json())
+    } else {
+        report.render()
+    };
     let mut warnings = report.warnings.clone();
     let failed = report.options.iter().map(|o| o.total.failed).max().unwrap_or(0);
     let read = report.options.first().map_or(0, |o| o.total.runs + o.total.failed);
@@ -187,7 +195,11 @@ pub fn eval_finish(evaluation: &Evaluation, json: bool, fail_on: Option<Action>)
                 .options
                 .iter()
                 .filter_map(|o| {
-                    let n = if rung == Action::Stop { o.total.stopped } else { o.total.intervened() };
+                    let n = if rung == Action::Stop {
+                        o.total.stopped
+                    } else {
+                        o.total.intervened()
+                    };
                     (n > 0).then(|| format!("{n} run(s) under {}", o.label))
                 })
                 .collect();
@@ -217,8 +229,13 @@ pub fn sessions_text(evaluation: &Evaluation) -> String {
             worst = worst.max(if stopped { 2 } else { u8::from(blocked) });
             let cell = match (&track.first, stopped) {
                 (Some((round, _)), true) => {
-                    let tokens = track.saved_tokens.map_or(String::new(), |t| format!(", {} tokens", doom_loop::json::js_number(t)));
-                    format!("{label}: stop (first block or stop at round {round}; {} calls{tokens} saved)", track.saved_calls)
+                    let tokens = track
+                        .saved_tokens
+                        .map_or(String::new(), |t| format!(", {} tokens", doom_loop::json::js_number(t)));
+                    format!(
+                        "{label}: stop (first block or stop at round {round}; {} calls{tokens} saved)",
+                        track.saved_calls
+                    )
                 }
                 (Some((round, _)), false) => format!("{label}: block at round {round}"),
                 _ => format!("{label}: -"),
@@ -226,11 +243,18 @@ pub fn sessions_text(evaluation: &Evaluation) -> String {
             cells.push(cell);
         }
         if worst > 0 {
-            rows.push((worst, format!("  {} {}: {}\n", session.source, session.id, cells.join("; "))));
+            rows.push((
+                worst,
+                format!("  {} {}: {}\n", session.source, session.id, cells.join("; ")),
+            ));
         }
     }
     rows.sort_by_key(|row| std::cmp::Reverse(row.0));
-    let mut out = format!("sessions with a block or stop: {} of {}\n", rows.len(), evaluation.sessions().len());
+    let mut out = format!(
+        "sessions with a block or stop: {} of {}\n",
+        rows.len(),
+        evaluation.sessions().len()
+    );
     rows.into_iter().for_each(|(_, row)| out.push_str(&row));
     out
 }
@@ -282,14 +306,24 @@ mod tests {
     #[test]
     fn fail_on_reports_the_first_verdict_at_the_rung() {
         let run = replay_bytes(LOOP.as_bytes(), "t", OptionChoice::Trace, false, Some(Action::Block)).unwrap();
-        assert_eq!(run.finding.as_deref(), Some("--fail-on block: block at round 3 (\"t\")"));
+        assert_eq!(
+            run.finding.as_deref(),
+            Some("--fail-on block: block at round 3 (\"t\")")
+        );
         let run = replay_bytes(LOOP.as_bytes(), "t", OptionChoice::Trace, false, Some(Action::Stop)).unwrap();
         assert_eq!(run.finding, None);
     }
 
     #[test]
     fn option_replaces_the_transcripts() {
-        let quiet = replay_bytes(LOOP.as_bytes(), "t", OptionChoice::Json(r#"{"ladder":{"block":10,"stop":20}}"#), false, Some(Action::Block)).unwrap();
+        let quiet = replay_bytes(
+            LOOP.as_bytes(),
+            "t",
+            OptionChoice::Json(r#"{"ladder":{"block":10,"stop":20}}"#),
+            false,
+            Some(Action::Block),
+        )
+        .unwrap();
         assert_eq!(quiet.finding, None);
         let error = replay_bytes(LOOP.as_bytes(), "t", OptionChoice::Json("{"), false, None).unwrap_err();
         assert!(error.starts_with("--option is not valid JSON: "), "{error}");
@@ -315,7 +349,10 @@ mod tests {
     #[test]
     fn eval_fails_without_runs_and_on_the_rung() {
         let mut evaluation = Evaluation::new(eval_options(&[], false, true).unwrap());
-        assert_eq!(eval_finish(&evaluation, false, None).finding.as_deref(), Some("no runs evaluated (0 read)"));
+        assert_eq!(
+            eval_finish(&evaluation, false, None).finding.as_deref(),
+            Some("no runs evaluated (0 read)")
+        );
         for run in crate::import::import_text(LOOP, "loop.json") {
             evaluation.add_imported(run);
         }
@@ -324,7 +361,10 @@ mod tests {
         }
         let done = eval_finish(&evaluation, false, None);
         assert_eq!(done.finding, None);
-        assert_eq!(done.warnings, ["1 of 2 run(s) could not be read or replayed (listed in the report)"]);
+        assert_eq!(
+            done.warnings,
+            ["1 of 2 run(s) could not be read or replayed (listed in the report)"]
+        );
         let gated = eval_finish(&evaluation, true, Some(Action::Block));
         assert_eq!(
             gated.finding.as_deref(),

@@ -93,7 +93,12 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// The `doomLoop` option to replay with, as JSON (overrides the trace's)
-        #[arg(long = "option", value_name = "JSON", allow_hyphen_values = true, conflicts_with = "recommended")]
+        #[arg(
+            long = "option",
+            value_name = "JSON",
+            allow_hyphen_values = true,
+            conflicts_with = "recommended"
+        )]
         option: Option<String>,
         /// Replay with RECOMMENDED_DOOM_LOOP_OPTION
         #[arg(long)]
@@ -233,9 +238,15 @@ pub fn main_lossy(argv: &[String], host: &mut dyn Host) -> u8 {
             None => break,
         }
     }
-    let error = current.error(clap::error::ErrorKind::InvalidUtf8, "invalid UTF-8 was detected in one or more arguments");
+    let error = current.error(
+        clap::error::ErrorKind::InvalidUtf8,
+        "invalid UTF-8 was detected in one or more arguments",
+    );
     if is_hook_run(&argv_os) {
-        warn(host, "doomloop hook: error: invalid UTF-8 was detected in one or more arguments; allowing the call");
+        warn(
+            host,
+            "doomloop hook: error: invalid UTF-8 was detected in one or more arguments; allowing the call",
+        );
         return 0;
     }
     clap_exit(&error, host)
@@ -303,8 +314,8 @@ fn run(command: Command, host: &mut dyn Host) -> Outcome {
                 (None, true) => OptionChoice::Recommended,
                 (None, false) => OptionChoice::Trace,
             };
-            let run = cli::replay_bytes(&bytes, &name, choice, json, fail_on.map(FailOn::action))
-                .map_err(Failure::Input)?;
+            let run =
+                cli::replay_bytes(&bytes, &name, choice, json, fail_on.map(FailOn::action)).map_err(Failure::Input)?;
             finish(&run.stdout, &run.warnings, run.finding, host)
         }
         Command::Eval {
@@ -376,7 +387,11 @@ fn evaluate_all(paths: &[PathBuf], evaluation: &mut Evaluation, host: &mut dyn H
     let mut progress = Progress::new(files.len(), host);
     for (done, file) in files.iter().enumerate() {
         let name = source_name(file);
-        let reader = if file.as_os_str() == "-" { host.stdin() } else { host.open(file) };
+        let reader = if file.as_os_str() == "-" {
+            host.stdin()
+        } else {
+            host.open(file)
+        };
         match reader {
             Ok(reader) => {
                 evaluation.add_reader(reader, &name);
@@ -506,7 +521,12 @@ fn conformance(paths: &[PathBuf], host: &mut dyn Host) -> Outcome {
         for failure in outcome.failures.iter().take(20) {
             let _ = writeln!(out, "FAIL {name}: {failure}");
         }
-        let _ = writeln!(out, "{name}: {} passed, {} failed", outcome.passed, outcome.failures.len());
+        let _ = writeln!(
+            out,
+            "{name}: {} passed, {} failed",
+            outcome.passed,
+            outcome.failures.len()
+        );
         host.stdout(&out)?;
         passed += outcome.passed;
         failed += outcome.failures.len();

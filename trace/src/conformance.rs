@@ -97,9 +97,7 @@ pub fn deep_equal(a: &Value, b: &Value) -> bool {
                     .filter(|(_, v)| !matches!(v, Value::Undefined))
                     .all(|(k, v)| y.get_js(k).is_some_and(|w| deep_equal(v, w)))
         }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(v, w)| deep_equal(v, w))
-        }
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(v, w)| deep_equal(v, w)),
         (Value::Number(x), Value::Number(y)) => x == y || (x.is_nan() && y.is_nan()),
         _ => a == b,
     }
@@ -147,12 +145,8 @@ fn parse_args(case: &Object) -> std::result::Result<Value, String> {
 /// Undoes the corpus's stand-ins: `{"$nan": true}` is NaN, `{"$undefined": true}` is undefined.
 fn decode_stand_ins(value: &Value) -> Value {
     match value {
-        Value::Object(o) if o.len() == 1 && o.get("$nan") == Some(&Value::Bool(true)) => {
-            Value::Number(f64::NAN)
-        }
-        Value::Object(o) if o.len() == 1 && o.get("$undefined") == Some(&Value::Bool(true)) => {
-            Value::Undefined
-        }
+        Value::Object(o) if o.len() == 1 && o.get("$nan") == Some(&Value::Bool(true)) => Value::Number(f64::NAN),
+        Value::Object(o) if o.len() == 1 && o.get("$undefined") == Some(&Value::Bool(true)) => Value::Undefined,
         Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), decode_stand_ins(v))).collect()),
         Value::Array(items) => Value::Array(items.iter().map(decode_stand_ins).collect()),
         other => other.clone(),
@@ -217,7 +211,11 @@ fn run_config_case(case: &Object) -> std::result::Result<(), String> {
         Err(e) => return Err(format!("unexpected error: {e}")),
     };
     expect_equal("resolved", &resolved, field(case, "resolved")?)?;
-    expect_equal("warnings", &warnings_value(&resolution.warnings), field(case, "warnings")?)
+    expect_equal(
+        "warnings",
+        &warnings_value(&resolution.warnings),
+        field(case, "warnings")?,
+    )
 }
 
 fn run_loop_key_case(case: &Object) -> std::result::Result<(), String> {
@@ -228,9 +226,15 @@ fn run_loop_key_case(case: &Object) -> std::result::Result<(), String> {
         other => LoopKey::Declared(other),
     };
     let resolution = resolve_loop_key_material(declaration, &args).map_err(|e| format!("unexpected error: {e}"))?;
-    expect_equal("resolution", &reparse(&resolution.to_json())?, field(case, "resolution")?)?;
+    expect_equal(
+        "resolution",
+        &reparse(&resolution.to_json())?,
+        field(case, "resolution")?,
+    )?;
     if let Some(expected) = case.get("keyMaterialJcs") {
-        let material = resolution.key_material().ok_or("exempt resolution has no key material")?;
+        let material = resolution
+            .key_material()
+            .ok_or("exempt resolution has no key material")?;
         let jcs = canonicalize(material).map_err(|e| e.to_string())?;
         expect_equal("keyMaterialJcs", &string_value(jcs), expected)?;
     }
@@ -384,4 +388,3 @@ fn run_rejected(rejected: &Value) -> std::result::Result<(), String> {
     }
     Ok(())
 }
-

@@ -224,7 +224,10 @@ pub struct Metrics {
 impl Metrics {
     /// Successful runs with a `block` or `stop`.
     pub fn resolved_intervened(&self) -> usize {
-        self.first_resolved.unchanged + self.first_resolved.changing + self.first_resolved.unknown + self.first_resolved.text
+        self.first_resolved.unchanged
+            + self.first_resolved.changing
+            + self.first_resolved.unknown
+            + self.first_resolved.text
     }
 
     /// Runs with a `block` or `stop`.
@@ -498,7 +501,13 @@ impl Evaluation {
         for warning in run.warnings {
             self.warn(warning);
         }
-        self.add_run_ending(&run.source, &run.id, run.resolved, run.exit_status.as_deref(), run.transcript);
+        self.add_run_ending(
+            &run.source,
+            &run.id,
+            run.resolved,
+            run.exit_status.as_deref(),
+            run.transcript,
+        );
     }
 
     /// Adds every run of an input (file contents: JSON, JSON Lines, gzip),
@@ -644,7 +653,14 @@ pub fn cap_kind(exit_status: Option<&str>, transcript: &Transcript) -> Option<St
     let status = exit_status.unwrap_or("");
     let lower = status.to_ascii_lowercase();
     if lower.contains("exit_cost") {
-        return Some(if lower.starts_with("submitted") { "autosubmit after cost limit" } else { "cost limit" }.to_string());
+        return Some(
+            if lower.starts_with("submitted") {
+                "autosubmit after cost limit"
+            } else {
+                "cost limit"
+            }
+            .to_string(),
+        );
     }
     if lower.contains("exit_context") || lower.contains("exit_format") || lower.contains("limit") {
         return Some(status.to_string());
@@ -699,9 +715,15 @@ pub fn measure(transcript: &Transcript, timeline: &Timeline) -> RunOutcome {
         for (index, call) in round.calls.iter().enumerate() {
             if !call.duplicate_in_round {
                 if let Some(fingerprint) = &call.fingerprint {
-                    by_fingerprint.entry(fingerprint.as_bytes()).or_default().push(call.result.as_ref());
+                    by_fingerprint
+                        .entry(fingerprint.as_bytes())
+                        .or_default()
+                        .push(call.result.as_ref());
                 }
-                by_tool.entry(call.tool_name.as_bytes()).or_default().push(call.result.as_ref());
+                by_tool
+                    .entry(call.tool_name.as_bytes())
+                    .or_default()
+                    .push(call.result.as_ref());
             }
             let Some(verdict) = &call.verdict else {
                 continue;
@@ -764,7 +786,11 @@ fn is_fingerprint_detector(verdict: &Verdict) -> bool {
 /// The class of a repeat from the results of the last `streak` calls
 /// (the intervened call included).
 fn classify(history: &[Option<&Value>], streak: f64) -> Class {
-    let take = if streak.is_finite() && streak >= 1.0 { streak as usize } else { 1 };
+    let take = if streak.is_finite() && streak >= 1.0 {
+        streak as usize
+    } else {
+        1
+    };
     let recent = &history[history.len().saturating_sub(take)..];
     let known: Vec<&Value> = recent.iter().flatten().copied().collect();
     match known.split_first() {
@@ -794,15 +820,34 @@ impl Report {
         for option in &self.options {
             out.push_str(&format!("option {}: {}\n", option.label, to_json(&option.option)));
             let header = [
-                "source", "runs", "ok", "observed", "blocked", "stopped", "calls", "refused", "saved", "unchanged",
-                "changing", "unknown", "text",
+                "source",
+                "runs",
+                "ok",
+                "observed",
+                "blocked",
+                "stopped",
+                "calls",
+                "refused",
+                "saved",
+                "unchanged",
+                "changing",
+                "unknown",
+                "text",
             ];
             let mut rows: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
             let mut push = |name: &str, m: &Metrics| {
                 rows.push(vec![
                     name.to_string(),
-                    if m.failed > 0 { format!("{} +{} failed", m.runs, m.failed) } else { m.runs.to_string() },
-                    if m.labelled > 0 { m.resolved.to_string() } else { "-".to_string() },
+                    if m.failed > 0 {
+                        format!("{} +{} failed", m.runs, m.failed)
+                    } else {
+                        m.runs.to_string()
+                    },
+                    if m.labelled > 0 {
+                        m.resolved.to_string()
+                    } else {
+                        "-".to_string()
+                    },
                     with_resolved(m.observed, m.resolved_observed),
                     with_resolved(m.blocked, m.resolved_blocked),
                     with_resolved(m.stopped, m.resolved_stopped),
@@ -859,7 +904,10 @@ saved = calls after the halt in unsuccessful runs, lost = in successful ones; ca
         if !self.failures.is_empty() {
             let total = self.failures.len() + self.failures_omitted;
             if self.failures_omitted > 0 {
-                out.push_str(&format!("{total} run(s) failed (the first {} listed):\n", self.failures.len()));
+                out.push_str(&format!(
+                    "{total} run(s) failed (the first {} listed):\n",
+                    self.failures.len()
+                ));
             } else {
                 out.push_str(&format!("{total} run(s) failed:\n"));
             }
@@ -915,7 +963,10 @@ saved = calls after the halt in unsuccessful runs, lost = in successful ones; ca
             push_string(&failure.error, out);
             out.push('}');
         });
-        out.push_str(&format!("],\"failuresOmitted\":{},\"warnings\":[", self.failures_omitted));
+        out.push_str(&format!(
+            "],\"failuresOmitted\":{},\"warnings\":[",
+            self.failures_omitted
+        ));
         write_list(&mut out, &self.warnings, |warning, out| push_string(warning, out));
         out.push_str("]}");
         out
@@ -925,8 +976,16 @@ saved = calls after the halt in unsuccessful runs, lost = in successful ones; ca
 /// The outcome columns of one option: a row per source and a total.
 fn render_outcomes(option: &OptionReport) -> String {
     let header = [
-        "outcomes", "intervened ok", "intervened failed", "halted ok", "halted failed", "saved", "lost", "capped",
-        "capped halted", "capped saved",
+        "outcomes",
+        "intervened ok",
+        "intervened failed",
+        "halted ok",
+        "halted failed",
+        "saved",
+        "lost",
+        "capped",
+        "capped halted",
+        "capped saved",
     ];
     let mut rows: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
     let mut push = |name: &str, m: &Metrics| {
@@ -955,7 +1014,13 @@ fn render_outcomes(option: &OptionReport) -> String {
         let line: Vec<String> = row
             .iter()
             .enumerate()
-            .map(|(c, cell)| if c == 0 { format!("{cell:<w$}", w = widths[c]) } else { format!("{cell:>w$}", w = widths[c]) })
+            .map(|(c, cell)| {
+                if c == 0 {
+                    format!("{cell:<w$}", w = widths[c])
+                } else {
+                    format!("{cell:>w$}", w = widths[c])
+                }
+            })
             .collect();
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
@@ -1107,7 +1172,11 @@ pub fn track(timeline: &Timeline, round_calls: &[usize], round_tokens: &[Option<
             }
             let action = call.verdict.as_ref().map(|v| v.action);
             rungs.push(action.map_or('.', rung_char));
-            if let Some(verdict) = call.verdict.as_ref().filter(|v| matches!(v.action, Action::Block | Action::Stop)) {
+            if let Some(verdict) = call
+                .verdict
+                .as_ref()
+                .filter(|v| matches!(v.action, Action::Block | Action::Stop))
+            {
                 first.get_or_insert((round.round, verdict.message.to_string()));
             }
             if action == Some(Action::Stop) {
@@ -1117,9 +1186,16 @@ pub fn track(timeline: &Timeline, round_calls: &[usize], round_tokens: &[Option<
     }
     let total: usize = round_calls.iter().sum();
     let run = rungs.chars().filter(|c| *c != 'x').count();
-    let saved_calls = if stopped_at_round.is_some() { total.saturating_sub(run) } else { 0 };
+    let saved_calls = if stopped_at_round.is_some() {
+        total.saturating_sub(run)
+    } else {
+        0
+    };
     let missing = total.saturating_sub(rungs.chars().count());
-    rungs.extend(std::iter::repeat_n('x', if stopped_at_round.is_some() { missing } else { 0 }));
+    rungs.extend(std::iter::repeat_n(
+        'x',
+        if stopped_at_round.is_some() { missing } else { 0 },
+    ));
     let saved_tokens = stopped_at_round.and_then(|round| {
         let after = round_tokens.get(round..).unwrap_or_default();
         after.iter().any(Option::is_some).then(|| after.iter().flatten().sum())

@@ -237,7 +237,11 @@ impl FileSystem for NativeFs {
     }
 
     fn metadata(&mut self, path: &Path, follow: bool) -> io::Result<Metadata> {
-        let meta = if follow { std::fs::metadata(path)? } else { std::fs::symlink_metadata(path)? };
+        let meta = if follow {
+            std::fs::metadata(path)?
+        } else {
+            std::fs::symlink_metadata(path)?
+        };
         Ok(Metadata {
             kind: kind_of(meta.file_type()),
             id: id_of(&meta),
@@ -464,7 +468,10 @@ impl FileSystem for MemoryHost {
 
     fn create_new(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
         if self.files.contains_key(path) {
-            return Err(io::Error::new(io::ErrorKind::AlreadyExists, "File exists (os error 17)"));
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "File exists (os error 17)",
+            ));
         }
         self.write_file(path, bytes)
     }

@@ -31,7 +31,9 @@ fn data_json(report: &Report, sessions: &[SessionRow], limit: usize) -> String {
         }
         let m = &option.total;
         let tokens: f64 = sessions.iter().filter_map(|s| s.tracks.get(i)?.saved_tokens).sum();
-        let with_tokens = sessions.iter().any(|s| s.tracks.get(i).is_some_and(|t| t.saved_tokens.is_some()));
+        let with_tokens = sessions
+            .iter()
+            .any(|s| s.tracks.get(i).is_some_and(|t| t.saved_tokens.is_some()));
         out.push_str("{\"label\":");
         push_string(&option.label, &mut out);
         out.push_str(&format!(
@@ -48,7 +50,12 @@ fn data_json(report: &Report, sessions: &[SessionRow], limit: usize) -> String {
         ));
     }
     let mut shown: Vec<&SessionRow> = sessions.iter().filter(|s| s.severity() > 0).collect();
-    shown.sort_by(|a, b| b.severity().cmp(&a.severity()).then_with(|| a.source.cmp(&b.source)).then_with(|| a.id.cmp(&b.id)));
+    shown.sort_by(|a, b| {
+        b.severity()
+            .cmp(&a.severity())
+            .then_with(|| a.source.cmp(&b.source))
+            .then_with(|| a.id.cmp(&b.id))
+    });
     let quiet = sessions.len() - shown.len();
     let hidden = shown.len().saturating_sub(limit);
     shown.truncate(limit);

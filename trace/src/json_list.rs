@@ -4,7 +4,11 @@
 //! and number writers, and share this for the lists.
 
 /// Writes `items` separated by commas (the brackets are the caller's).
-pub(crate) fn write_list<T>(out: &mut String, items: impl IntoIterator<Item = T>, mut write: impl FnMut(T, &mut String)) {
+pub(crate) fn write_list<T>(
+    out: &mut String,
+    items: impl IntoIterator<Item = T>,
+    mut write: impl FnMut(T, &mut String),
+) {
     for (i, item) in items.into_iter().enumerate() {
         if i > 0 {
             out.push(',');

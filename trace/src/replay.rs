@@ -277,7 +277,11 @@ impl Timeline {
                     fingerprint,
                     js_number(call.streak)
                 ));
-                if let Some(v) = call.verdict.as_ref().filter(|v| shows_message(v) && !call.duplicate_in_round) {
+                if let Some(v) = call
+                    .verdict
+                    .as_ref()
+                    .filter(|v| shows_message(v) && !call.duplicate_in_round)
+                {
                     out.push_str(&format!("           {}\n", v.message));
                 }
             }
@@ -317,7 +321,6 @@ fn detector_name(verdict: &Verdict) -> String {
 fn short(fingerprint: &JsString) -> String {
     format!("{}…", fingerprint.slice_utf16(0, 8))
 }
-
 
 fn push_verdict(verdict: &Option<Verdict>, out: &mut String) {
     match verdict {

@@ -37,14 +37,20 @@ fn scratch(name: &str) -> PathBuf {
 
 fn assert_no_panic(output: &Output) {
     let stderr = text(&output.stderr);
-    assert!(!stderr.contains("panicked") && !stderr.contains("backtrace"), "{stderr}");
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("backtrace"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn version_and_help_go_to_stdout_with_status_0() {
     let version = run(&["--version"], "");
     assert_eq!(version.status.code(), Some(0));
-    assert_eq!(text(&version.stdout), format!("doomloop {}\n", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        text(&version.stdout),
+        format!("doomloop {}\n", env!("CARGO_PKG_VERSION"))
+    );
     for args in [
         &["--help"][..],
         &["help"],
@@ -67,8 +73,14 @@ fn unknown_subcommands_and_flags_are_named_with_status_2() {
     for (args, first) in [
         (&["frobnicate"][..], "error: unrecognized subcommand 'frobnicate'"),
         (&["replay", "--frob"], "error: unexpected argument '--frob' found"),
-        (&["replay", "--fail-on", "maybe"], "error: invalid value 'maybe' for '--fail-on <RUNG>'"),
-        (&["conformance"], "error: the following required arguments were not provided:"),
+        (
+            &["replay", "--fail-on", "maybe"],
+            "error: invalid value 'maybe' for '--fail-on <RUNG>'",
+        ),
+        (
+            &["conformance"],
+            "error: the following required arguments were not provided:",
+        ),
     ] {
         let output = run(args, "");
         assert_eq!(output.status.code(), Some(2), "{args:?}");
@@ -103,7 +115,11 @@ fn regression_non_utf8_argument_is_a_usage_error_not_a_panic() {
     // A path that is not UTF-8 is a path like any other.
     let output = doomloop().arg("replay").arg(bad).output().expect("run");
     assert_eq!(output.status.code(), Some(2));
-    assert!(text(&output.stderr).contains("No such file or directory"), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("No such file or directory"),
+        "{}",
+        text(&output.stderr)
+    );
 }
 
 #[test]
@@ -131,7 +147,10 @@ fn regression_closed_stdout_exits_quietly_with_141() {
 #[test]
 fn regression_full_stdout_is_a_clear_error_with_status_2() {
     for args in [&["replay"][..], &["--help"], &["canonicalize", "[1]"]] {
-        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
         let output = doomloop().args(args).stdout(full).output().expect("run");
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         assert!(
@@ -178,7 +197,10 @@ fn replay_fail_on_exits_1_at_the_rung() {
     let transcript = format!(r#"{{"rounds":[{}]}}"#, [round; 4].join(","));
     let block = run(&["replay", "-", "--fail-on", "block"], &transcript);
     assert_eq!(block.status.code(), Some(1));
-    assert_eq!(text(&block.stderr), "doomloop: --fail-on block: block at round 3 (\"poll\")\n");
+    assert_eq!(
+        text(&block.stderr),
+        "doomloop: --fail-on block: block at round 3 (\"poll\")\n"
+    );
     let stop = run(&["replay", "-", "--fail-on", "stop"], &transcript);
     assert_eq!(stop.status.code(), Some(0), "{}", text(&stop.stderr));
 }
@@ -206,7 +228,10 @@ fn eval_reports_gates_and_fails_without_runs() {
     assert!(text(&report.stdout).starts_with(r#"{"options":[{"label":"defaults","#));
     let block = run(&["eval", folder, "--fail-on", "block"], "");
     assert_eq!(block.status.code(), Some(1));
-    assert_eq!(text(&block.stderr), "doomloop: --fail-on block: block or stop in 1 run(s) under defaults\n");
+    assert_eq!(
+        text(&block.stderr),
+        "doomloop: --fail-on block: block or stop in 1 run(s) under defaults\n"
+    );
     let stdin = run(&["eval", "-", "--fail-on", "stop"], &transcript);
     assert_eq!(stdin.status.code(), Some(1));
     let empty = scratch("eval-empty");

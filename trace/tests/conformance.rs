@@ -12,8 +12,8 @@ fn vectors(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors").join(name)
 }
 
-use doom_loop_trace::conformance::run_document;
 use doom_loop::json::parse;
+use doom_loop_trace::conformance::run_document;
 
 fn run(path: &Path) -> usize {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

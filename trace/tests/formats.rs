@@ -141,34 +141,56 @@ fn an_openhands_output_jsonl_is_a_run_per_line_pairs_included() {
         assert_eq!(run.format, Some(Format::OpenHands), "{}", run.id);
     }
     let pairs = all[1].transcript.as_ref().unwrap();
-    assert_eq!(summary(pairs), [r#"execute_bash {"command":"ls"} => "app.py""#, r#"execute_bash {"command":"ls"} => "app.py""#]
-        .map(|s| s.replace("execute_bash", "run")));
+    assert_eq!(
+        summary(pairs),
+        [
+            r#"execute_bash {"command":"ls"} => "app.py""#,
+            r#"execute_bash {"command":"ls"} => "app.py""#
+        ]
+        .map(|s| s.replace("execute_bash", "run"))
+    );
 }
 
 #[test]
 fn a_pi_session_is_read_on_the_branch_it_ended_on() {
     // e4/e5 (`ls`) were abandoned when the user branched from e3.
     let run = single("pi-session.jsonl");
-    let calls: Vec<String> = run.transcript.unwrap().rounds.iter().flat_map(|r| r.calls.iter().map(|c| to_json(&c.args))).collect();
+    let calls: Vec<String> = run
+        .transcript
+        .unwrap()
+        .rounds
+        .iter()
+        .flat_map(|r| r.calls.iter().map(|c| to_json(&c.args)))
+        .collect();
     assert!(!calls.iter().any(|c| c.contains("\"ls\"")), "{calls:?}");
 }
 
 fn error_of(name: &str, bytes: &[u8]) -> String {
     let mut all = import_bytes(bytes, name);
     assert_eq!(all.len(), 1, "{name}: {} runs", all.len());
-    all.remove(0).transcript.err().map(|e| e.to_string()).unwrap_or_else(|| panic!("{name}: imported"))
+    all.remove(0)
+        .transcript
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_else(|| panic!("{name}: imported"))
 }
 
 #[test]
 fn logs_that_are_not_transcripts_are_one_clear_error() {
     let aider = error_of("aider.chat.history.md", &fixture("aider.chat.history.md"));
-    assert!(aider.contains("Aider chat history") && aider.contains("no structured tool calls"), "{aider}");
+    assert!(
+        aider.contains("Aider chat history") && aider.contains("no structured tool calls"),
+        "{aider}"
+    );
     let spans = error_of("otel-spans.json", &fixture("otel-spans.json"));
     assert!(spans.contains("OpenTelemetry span dump"), "{spans}");
     let span_lines = b"{\"name\":\"chat\",\"context\":{\"trace_id\":\"0x1\",\"span_id\":\"0x2\"},\"attributes\":{}}\n{\"name\":\"execute_tool\",\"context\":{\"trace_id\":\"0x1\",\"span_id\":\"0x3\"},\"attributes\":{}}\n";
     let lines = error_of("spans.jsonl", span_lines);
     assert!(lines.contains("OpenTelemetry span dump"), "{lines}");
-    let prompts = error_of("logs.json", br#"[{"sessionId":"s","messageId":0,"type":"user","message":"hi","timestamp":"t"}]"#);
+    let prompts = error_of(
+        "logs.json",
+        br#"[{"sessionId":"s","messageId":0,"type":"user","message":"hi","timestamp":"t"}]"#,
+    );
     assert!(prompts.contains("Gemini CLI prompt log"), "{prompts}");
     let markdown = error_of("notes.md", b"# Notes\n\nsome text\nmore text\n");
     assert!(markdown.contains("Markdown"), "{markdown}");

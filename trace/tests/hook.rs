@@ -14,11 +14,19 @@ struct Session {
 
 impl Session {
     fn new(agent: Agent) -> Self {
-        Session { agent, state: None, option: default_option() }
+        Session {
+            agent,
+            state: None,
+            option: default_option(),
+        }
     }
 
     fn with_option(agent: Agent, option: &str) -> Self {
-        Session { agent, state: None, option: parse(option).unwrap() }
+        Session {
+            agent,
+            state: None,
+            option: parse(option).unwrap(),
+        }
     }
 
     /// Sends one event; returns the answer (empty: allow).
@@ -40,9 +48,14 @@ fn pre(id: &str, command: &str, description: &str) -> String {
 fn batch(ids: &[&str], output: &str) -> String {
     let calls: Vec<String> = ids
         .iter()
-        .map(|id| format!(r#"{{"tool_name":"Bash","tool_input":{{}},"tool_use_id":"{id}","tool_response":"{output}"}}"#))
+        .map(|id| {
+            format!(r#"{{"tool_name":"Bash","tool_input":{{}},"tool_use_id":"{id}","tool_response":"{output}"}}"#)
+        })
         .collect();
-    format!(r#"{{"session_id":"s","hook_event_name":"PostToolBatch","tool_calls":[{}]}}"#, calls.join(","))
+    format!(
+        r#"{{"session_id":"s","hook_event_name":"PostToolBatch","tool_calls":[{}]}}"#,
+        calls.join(",")
+    )
 }
 
 fn decision(answer: &str) -> Option<String> {
@@ -61,7 +74,10 @@ fn claude_code_refuses_the_third_identical_call_and_halts_at_the_sixth() {
         let id = format!("t{i}");
         answers.push(session.send(&pre(&id, "cat missing.txt", "show it")));
         if i < 6 {
-            session.send(&batch(&[&id], "Exit code 1\\ncat: missing.txt: No such file or directory"));
+            session.send(&batch(
+                &[&id],
+                "Exit code 1\\ncat: missing.txt: No such file or directory",
+            ));
         }
     }
     assert_eq!(answers[0], "");
@@ -80,7 +96,10 @@ fn claude_code_refuses_the_third_identical_call_and_halts_at_the_sixth() {
 #[test]
 fn by_default_a_loop_on_unchanged_output_is_refused_at_the_third_call_and_halted_at_recommendeds_stop() {
     let option = default_option();
-    let config = doom_loop::resolve_doom_loop_option(Some(&option)).result.unwrap().unwrap();
+    let config = doom_loop::resolve_doom_loop_option(Some(&option))
+        .result
+        .unwrap()
+        .unwrap();
     let stop = match config.ladder.stop {
         doom_loop::ladder::Threshold::At(n) => n as usize,
         doom_loop::ladder::Threshold::Off => panic!("RECOMMENDED has a stop rung"),
@@ -90,13 +109,20 @@ fn by_default_a_loop_on_unchanged_output_is_refused_at_the_third_call_and_halted
     for i in 1..=stop {
         let id = format!("t{i}");
         answers.push(session.send(&pre(&id, "cat missing.txt", "show it")));
-        session.send(&batch(&[&id], "Exit code 1\\ncat: missing.txt: No such file or directory"));
+        session.send(&batch(
+            &[&id],
+            "Exit code 1\\ncat: missing.txt: No such file or directory",
+        ));
     }
     assert_eq!(&answers[..2], ["", ""]);
     for answer in &answers[2..stop - 1] {
         assert_eq!(decision(answer).as_deref(), Some("deny"), "{answer}");
     }
-    assert!(answers[stop - 1].contains("\"continue\":false"), "{}", answers[stop - 1]);
+    assert!(
+        answers[stop - 1].contains("\"continue\":false"),
+        "{}",
+        answers[stop - 1]
+    );
 }
 
 #[test]
@@ -119,7 +145,10 @@ fn parallel_identical_calls_of_one_message_count_once() {
     session.send(&batch(&["a", "b"], "no such file"));
     assert_eq!(session.send(&pre("c", "cat x", "d")), "");
     session.send(&batch(&["c"], "no such file"));
-    assert_eq!(decision(&session.send(&pre("d", "cat x", "d"))).as_deref(), Some("deny"));
+    assert_eq!(
+        decision(&session.send(&pre("d", "cat x", "d"))).as_deref(),
+        Some("deny")
+    );
 }
 
 #[test]
@@ -141,15 +170,33 @@ fn a_changing_result_is_progress_under_the_default_option_and_a_loop_under_the_r
 
 #[test]
 fn steer_guidance_goes_with_post_tool_batch_once() {
-    let mut session = Session::with_option(Agent::ClaudeCode, r#"{"ladder":{"observe":false,"steer":2,"block":false,"stop":false}}"#);
+    let mut session = Session::with_option(
+        Agent::ClaudeCode,
+        r#"{"ladder":{"observe":false,"steer":2,"block":false,"stop":false}}"#,
+    );
     session.send(&pre("t1", "ls", "d"));
     assert_eq!(session.send(&batch(&["t1"], "a")), "");
     session.send(&pre("t2", "ls", "d"));
     let answer = session.send(&batch(&["t2"], "a"));
     let value = parse(answer.trim()).unwrap();
-    let specific = value.as_object().unwrap().get("hookSpecificOutput").unwrap().as_object().unwrap();
-    assert_eq!(specific.get("hookEventName").unwrap().as_js_string().unwrap(), "PostToolBatch");
-    assert!(specific.get("additionalContext").unwrap().as_js_string().unwrap().to_string().contains("Doom loop suspected"));
+    let specific = value
+        .as_object()
+        .unwrap()
+        .get("hookSpecificOutput")
+        .unwrap()
+        .as_object()
+        .unwrap();
+    assert_eq!(
+        specific.get("hookEventName").unwrap().as_js_string().unwrap(),
+        "PostToolBatch"
+    );
+    assert!(specific
+        .get("additionalContext")
+        .unwrap()
+        .as_js_string()
+        .unwrap()
+        .to_string()
+        .contains("Doom loop suspected"));
 }
 
 #[test]
@@ -171,7 +218,11 @@ fn gemini_cli_rounds_end_at_before_model() {
         session.send(model);
     }
     assert_eq!(&answers[..3], &["", "", ""]);
-    assert!(answers[3].starts_with(r#"{"decision":"deny","reason":"Doom loop suspected"#), "{}", answers[3]);
+    assert!(
+        answers[3].starts_with(r#"{"decision":"deny","reason":"Doom loop suspected"#),
+        "{}",
+        answers[3]
+    );
 }
 
 fn codex(event: &str, id: &str, command: &str, output: Option<&str>) -> String {
@@ -200,7 +251,15 @@ fn codex_rounds_end_at_pre_model_request_and_a_halt_is_a_deny_at_pre_tool_use() 
         }
         for id in &ids {
             if decision(answers.last().unwrap()).is_none() {
-                assert_eq!(session.send(&codex("PostToolUse", id, "cat x", Some("cat: x: No such file or directory\\n"))), "");
+                assert_eq!(
+                    session.send(&codex(
+                        "PostToolUse",
+                        id,
+                        "cat x",
+                        Some("cat: x: No such file or directory\\n")
+                    )),
+                    ""
+                );
             }
         }
         assert_eq!(session.send(CODEX_MODEL), "", "PreModelRequest is never answered");
@@ -212,10 +271,17 @@ fn codex_rounds_end_at_pre_model_request_and_a_halt_is_a_deny_at_pre_tool_use() 
     }
     // Rounds 3..5 are refused (block), round 6 reaches the stop: a deny with the verdict, shown to the user too.
     assert!(!answers[5].contains("systemMessage"), "{}", answers[5]);
-    assert!(answers[6].contains(r#""systemMessage":"Doom loop suspected"#), "{}", answers[6]);
+    assert!(
+        answers[6].contains(r#""systemMessage":"Doom loop suspected"#),
+        "{}",
+        answers[6]
+    );
     assert!(answers[7].contains("invoked in 6 consecutive rounds"), "{}", answers[7]);
     // A user prompt lifts the halt.
-    assert_eq!(session.send(r#"{"session_id":"c","turn_id":"u","hook_event_name":"UserPromptSubmit","prompt":"go on"}"#), "");
+    assert_eq!(
+        session.send(r#"{"session_id":"c","turn_id":"u","hook_event_name":"UserPromptSubmit","prompt":"go on"}"#),
+        ""
+    );
     assert_eq!(session.send(CODEX_MODEL), "");
     assert_eq!(decision(&session.send(&codex("PreToolUse", "later", "ls", None))), None);
 }
@@ -225,7 +291,10 @@ fn codex_halt_after_a_result_replaces_it_with_the_stop_verdict() {
     // Stop at the second call, refuse nothing before: the second call's
     // PreToolUse halts; a parallel call that already ran gets the verdict
     // in place of its result at PostToolUse.
-    let mut session = Session::with_option(Agent::Codex, r#"{"ladder":{"observe":false,"steer":false,"block":false,"stop":2}}"#);
+    let mut session = Session::with_option(
+        Agent::Codex,
+        r#"{"ladder":{"observe":false,"steer":false,"block":false,"stop":2}}"#,
+    );
     session.send(CODEX_MODEL);
     assert_eq!(session.send(&codex("PreToolUse", "a", "cat x", None)), "");
     session.send(&codex("PostToolUse", "a", "cat x", Some("no such file")));
@@ -234,16 +303,26 @@ fn codex_halt_after_a_result_replaces_it_with_the_stop_verdict() {
     let halted = session.send(&codex("PreToolUse", "c", "cat x", None));
     assert_eq!(decision(&halted).as_deref(), Some("deny"), "{halted}");
     let after = session.send(&codex("PostToolUse", "b", "ls", Some("x")));
-    assert!(after.starts_with(r#"{"continue":false,"stopReason":"Doom loop suspected"#), "{after}");
+    assert!(
+        after.starts_with(r#"{"continue":false,"stopReason":"Doom loop suspected"#),
+        "{after}"
+    );
 }
 
 #[test]
 fn install_merges_without_losing_the_users_hooks() {
     let existing = r#"{"model":"opus","hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"audit"}]}]}}"#;
     let once = merge(Agent::ClaudeCode, Some(existing), "doomloop hook claude-code").unwrap();
-    let twice = merge(Agent::ClaudeCode, Some(&pretty(&once)), "/opt/doomloop hook claude-code").unwrap();
+    let twice = merge(
+        Agent::ClaudeCode,
+        Some(&pretty(&once)),
+        "/opt/doomloop hook claude-code",
+    )
+    .unwrap();
     let hooks = twice.as_object().unwrap().get("hooks").unwrap().as_object().unwrap();
-    let Some(Value::Array(pre)) = hooks.get("PreToolUse") else { panic!() };
+    let Some(Value::Array(pre)) = hooks.get("PreToolUse") else {
+        panic!()
+    };
     assert_eq!(pre.len(), 2);
     assert!(doom_loop::json::to_json(&pre[0]).contains("audit"));
     assert!(doom_loop::json::to_json(&pre[1]).contains("/opt/doomloop hook claude-code"));
@@ -274,6 +353,8 @@ fn reinstalling_a_command_without_the_word_doomloop_replaces_it() {
     let twice = merge(Agent::ClaudeCode, Some(&pretty(&once)), command).unwrap();
     assert_eq!(pretty(&once), pretty(&twice));
     let hooks = twice.as_object().unwrap().get("hooks").unwrap().as_object().unwrap();
-    let Some(Value::Array(pre)) = hooks.get("PreToolUse") else { panic!() };
+    let Some(Value::Array(pre)) = hooks.get("PreToolUse") else {
+        panic!()
+    };
     assert_eq!(pre.len(), 1);
 }

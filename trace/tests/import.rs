@@ -127,11 +127,19 @@ fn a_run_per_line_keeps_each_runs_source_id_and_label() {
         meta,
         [
             ("demo".into(), "paging".into(), Some(true), "dir/runs.jsonl:1".into()),
-            ("demo".into(), "same-edit".into(), Some(false), "dir/runs.jsonl:2".into()),
+            (
+                "demo".into(),
+                "same-edit".into(),
+                Some(false),
+                "dir/runs.jsonl:2".into()
+            ),
             ("runs".into(), "tau".into(), Some(true), "dir/runs.jsonl:3".into()),
         ]
     );
-    assert_eq!(runs[0].transcript.as_ref().unwrap().rounds[2].calls[0].result, Some(Value::String("a3/b3".into())));
+    assert_eq!(
+        runs[0].transcript.as_ref().unwrap().rounds[2].calls[0].result,
+        Some(Value::String("a3/b3".into()))
+    );
     assert_eq!(runs[2].format, Some(Format::OpenAiChat));
 }
 
@@ -148,14 +156,19 @@ fn gzip_is_read_by_its_magic_bytes() {
     // failed entry naming the file (issue 20: eval never loses runs).
     let truncated = import_bytes(&gz[..gz.len() / 2], "cut.jsonl.gz");
     let error = truncated.last().unwrap().transcript.as_ref().unwrap_err().to_string();
-    assert!(error.starts_with("cut.jsonl.gz") && error.contains(": gzip:"), "{error}");
+    assert!(
+        error.starts_with("cut.jsonl.gz") && error.contains(": gzip:"),
+        "{error}"
+    );
 }
 
 #[test]
 fn a_tau_bench_results_file_is_a_list_of_runs_labelled_by_reward() {
     let runs = import_bytes(&fixture("tau-bench-results.json"), "gpt-4o-airline.json");
-    let meta: Vec<(&str, Option<bool>, &str)> =
-        runs.iter().map(|r| (r.id.as_str(), r.resolved, r.place.as_str())).collect();
+    let meta: Vec<(&str, Option<bool>, &str)> = runs
+        .iter()
+        .map(|r| (r.id.as_str(), r.resolved, r.place.as_str()))
+        .collect();
     assert_eq!(
         meta,
         [
@@ -164,7 +177,10 @@ fn a_tau_bench_results_file_is_a_list_of_runs_labelled_by_reward() {
         ]
     );
     let first = runs[0].transcript.as_ref().unwrap();
-    assert_eq!(first.rounds[0].calls[0].result, Some(Value::String("Error: reservation not found".into())));
+    assert_eq!(
+        first.rounds[0].calls[0].result,
+        Some(Value::String("Error: reservation not found".into()))
+    );
     let error = import_single(&fixture("tau-bench-results.json"), "r.json").unwrap_err();
     assert!(error.to_string().contains("holds 2 runs"), "{error}");
 }
@@ -189,10 +205,20 @@ fn shapes_that_used_to_replay_as_zero_rounds_are_read_or_named() {
     let error = error_of(r#"[{"task_id":1,"reward":0,"traj":[]}]"#);
     assert!(error.contains("list of 1 runs"), "{error}");
     // Anything else names what it found and what is accepted.
-    for json in [r#"{"foo":[1,2]}"#, r#"[1,2,3]"#, r#"[{"a":1}]"#, r#""text""#, "[]", "{}"] {
+    for json in [
+        r#"{"foo":[1,2]}"#,
+        r#"[1,2,3]"#,
+        r#"[{"a":1}]"#,
+        r#""text""#,
+        "[]",
+        "{}",
+    ] {
         let error = error_of(json);
         assert!(error.contains("unrecognised trace shape"), "{json}: {error}");
-        assert!(error.contains("SWE-agent") && error.contains("Gemini"), "{json}: {error}");
+        assert!(
+            error.contains("SWE-agent") && error.contains("Gemini"),
+            "{json}: {error}"
+        );
     }
     // A recognised shape with no assistant turn is an error, not 0 rounds.
     let error = error_of(r#"[{"role":"user","content":"hi"}]"#);
@@ -202,23 +228,44 @@ fn shapes_that_used_to_replay_as_zero_rounds_are_read_or_named() {
 #[test]
 fn malformed_input_names_its_place() {
     let cases: &[(&str, &str)] = &[
-        (r#"{"messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"id":"1","function":{}}]}]}"#,
-         "messages[1]: tool_calls[0] has no function `name`"),
-        (r#"[{"role":"assistant","content":[{"type":"tool_use","id":"a","input":{}}]}]"#,
-         "messages[0]: content[0]: a tool_use block has no `name`"),
-        (r#"{"contents":[{"role":"model","parts":[{"text":"a"}]},{"role":"model","parts":[{"functionCall":{"args":{}}}]}]}"#,
-         "contents[1]: parts[0]: a functionCall has no `name`"),
-        (r#"{"trajectory":[{"action":"ls"},{"action":5}]}"#, "trajectory[1]: `action` is a number, not a string"),
-        (r#"{"trajectory":[3]}"#, "trajectory[0]: a step is an object, not a number"),
-        (r#"{"input":[{"type":"function_call","arguments":"{}"}]}"#, "items[0]: a function_call has no `name`"),
-        (r#"{"rounds":[{"calls":[{"args":{}}]}]}"#, "rounds[0]: calls[0] has no `toolName`"),
+        (
+            r#"{"messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"id":"1","function":{}}]}]}"#,
+            "messages[1]: tool_calls[0] has no function `name`",
+        ),
+        (
+            r#"[{"role":"assistant","content":[{"type":"tool_use","id":"a","input":{}}]}]"#,
+            "messages[0]: content[0]: a tool_use block has no `name`",
+        ),
+        (
+            r#"{"contents":[{"role":"model","parts":[{"text":"a"}]},{"role":"model","parts":[{"functionCall":{"args":{}}}]}]}"#,
+            "contents[1]: parts[0]: a functionCall has no `name`",
+        ),
+        (
+            r#"{"trajectory":[{"action":"ls"},{"action":5}]}"#,
+            "trajectory[1]: `action` is a number, not a string",
+        ),
+        (
+            r#"{"trajectory":[3]}"#,
+            "trajectory[0]: a step is an object, not a number",
+        ),
+        (
+            r#"{"input":[{"type":"function_call","arguments":"{}"}]}"#,
+            "items[0]: a function_call has no `name`",
+        ),
+        (
+            r#"{"rounds":[{"calls":[{"args":{}}]}]}"#,
+            "rounds[0]: calls[0] has no `toolName`",
+        ),
         (r#"{"rounds":[7]}"#, "rounds[0]: a round is an object, not a number"),
     ];
     for (json, expected) in cases {
         assert_eq!(error_of(json), *expected, "{json}");
     }
     let runs = import_text("{\"rounds\":[]}\n{\"rounds\":[{\"calls\":{}}]}\n{\"rounds\"", "x.jsonl");
-    let errors: Vec<String> = runs.iter().filter_map(|r| r.transcript.as_ref().err().map(|e| e.to_string())).collect();
+    let errors: Vec<String> = runs
+        .iter()
+        .filter_map(|r| r.transcript.as_ref().err().map(|e| e.to_string()))
+        .collect();
     assert_eq!(errors.len(), 2);
     assert_eq!(errors[0], "x.jsonl:2: rounds[0]: `calls` is not an array");
     assert!(errors[1].starts_with("x.jsonl:3: not valid JSON"), "{}", errors[1]);
@@ -234,8 +281,15 @@ fn mini_swe_agent_bash_blocks_follow_its_action_regex() {
     assert_eq!(bash_blocks("```bash\nls\n```"), ["ls"]);
     assert_eq!(bash_blocks("```bash  \n\n  ls -a \n```"), ["ls -a"]);
     assert!(bash_blocks("```bash ls\n```").is_empty(), "the fence needs a newline");
-    assert!(bash_blocks("```bash\nls```").is_empty(), "the closing fence starts a line");
-    assert_eq!(bash_blocks("```bash\n\n```"), [""], "an empty block matches through the backtracking newline");
+    assert!(
+        bash_blocks("```bash\nls```").is_empty(),
+        "the closing fence starts a line"
+    );
+    assert_eq!(
+        bash_blocks("```bash\n\n```"),
+        [""],
+        "an empty block matches through the backtracking newline"
+    );
     assert_eq!(bash_blocks("```bash\na\n```\n```bash\nb\n```"), ["a", "b"]);
     assert_eq!(bash_blocks("```python\nx\n```"), Vec::<&str>::new());
 }
@@ -243,7 +297,12 @@ fn mini_swe_agent_bash_blocks_follow_its_action_regex() {
 #[test]
 fn a_list_wrapped_as_doomloop_and_messages_keeps_its_format_and_option() {
     let gemini = String::from_utf8(fixture("gemini.json")).unwrap();
-    let contents = gemini.trim().strip_prefix("{\n  \"contents\": ").unwrap().strip_suffix('}').unwrap();
+    let contents = gemini
+        .trim()
+        .strip_prefix("{\n  \"contents\": ")
+        .unwrap()
+        .strip_suffix('}')
+        .unwrap();
     let wrapped = format!(r#"{{"doomLoop":{{"ladder":{{"block":2}}}},"messages":{contents}}}"#);
     let (format, transcript) = import_detected(&parse(&wrapped).unwrap()).unwrap();
     assert_eq!(format, Format::Gemini);
@@ -258,24 +317,45 @@ fn hostile_and_odd_input_is_an_error_with_its_place_or_read_as_text() {
     let runs = import_text(&deep, "deep.jsonl");
     assert_eq!(runs.len(), 2);
     let error = runs[1].transcript.as_ref().unwrap_err().to_string();
-    assert!(error.starts_with("deep.jsonl:2: not valid JSON: JSON nested deeper than"), "{error}");
+    assert!(
+        error.starts_with("deep.jsonl:2: not valid JSON: JSON nested deeper than"),
+        "{error}"
+    );
     // A byte-order mark and CRLF line ends are read as text.
     let crlf = "\u{feff}{\"id\":\"a\",\"rounds\":[]}\r\n{\"id\":\"b\",\"rounds\":[]}\r\n";
     let runs = import_text(crlf, "crlf.jsonl");
     assert_eq!(runs.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["a", "b"]);
     assert!(runs.iter().all(|r| r.transcript.is_ok()));
     // Empty and blank input, and a lone scalar.
-    for (text, expected) in [("", "empty.json: not valid JSON"), ("  \n\n ", "empty.json: not valid JSON")] {
-        let error = import_text(text, "empty.json")[0].transcript.as_ref().unwrap_err().to_string();
+    for (text, expected) in [
+        ("", "empty.json: not valid JSON"),
+        ("  \n\n ", "empty.json: not valid JSON"),
+    ] {
+        let error = import_text(text, "empty.json")[0]
+            .transcript
+            .as_ref()
+            .unwrap_err()
+            .to_string();
         assert!(error.starts_with(expected), "{text:?}: {error}");
     }
-    let error = import_text("42", "n.json")[0].transcript.as_ref().unwrap_err().to_string();
-    assert!(error.starts_with("n.json: unrecognised trace shape (a number)"), "{error}");
+    let error = import_text("42", "n.json")[0]
+        .transcript
+        .as_ref()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with("n.json: unrecognised trace shape (a number)"),
+        "{error}"
+    );
     // A result naming no call is ignored, not an error; a call with no result stays unknown.
     let orphan = r#"[{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"t","arguments":"{}"}}]},
                      {"role":"tool","tool_call_id":"zzz","content":"x"},{"role":"tool","tool_call_id":"zzz","content":"y"}]"#;
     let (_, transcript) = import_detected(&parse(orphan).unwrap()).unwrap();
-    assert_eq!(transcript.rounds[0].calls[0].result, Some(Value::String("x".into())), "an unmatched id falls back to the oldest unanswered call");
+    assert_eq!(
+        transcript.rounds[0].calls[0].result,
+        Some(Value::String("x".into())),
+        "an unmatched id falls back to the oldest unanswered call"
+    );
     // Many calls sharing one id: each result answers one call, never panics.
     let many: Vec<String> = (0..200)
         .map(|_| r#"{"role":"assistant","tool_calls":[{"id":"same","function":{"name":"t","arguments":"{}"}}]},{"role":"tool","tool_call_id":"same","content":"r"}"#.to_string())
@@ -296,7 +376,12 @@ fn a_directory_is_read_file_by_file_and_other_files_are_skipped() {
     let runs = doom_loop_trace::import::import_path(&dir);
     let places: Vec<String> = runs
         .iter()
-        .map(|r| r.place.strip_prefix(&dir.display().to_string()).unwrap_or(&r.place).to_string())
+        .map(|r| {
+            r.place
+                .strip_prefix(&dir.display().to_string())
+                .unwrap_or(&r.place)
+                .to_string()
+        })
         .collect();
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(places, ["/a.jsonl:1", "/a.jsonl:2", "/a.jsonl:3", "/nested/b.traj"]);

@@ -82,7 +82,17 @@ fn find_cycle(graph: &Graph) -> Option<Vec<String>> {
 #[test]
 fn trace_modules_import_downward_only() {
     let graph = edges(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
-    for module in ["import", "replay", "transcript", "eval", "cli", "conformance", "command", "host", "hook"] {
+    for module in [
+        "import",
+        "replay",
+        "transcript",
+        "eval",
+        "cli",
+        "conformance",
+        "command",
+        "host",
+        "hook",
+    ] {
         assert!(graph.contains_key(module), "module {module} seen: {graph:?}");
     }
     if let Some(cycle) = find_cycle(&graph) {
@@ -90,14 +100,25 @@ fn trace_modules_import_downward_only() {
     }
     // The transcript types are the floor the importers and the replay share.
     for above in ["import", "replay", "eval", "cli", "command"] {
-        assert!(!graph["transcript"].contains(above), "transcript imports {:?}", graph["transcript"]);
+        assert!(
+            !graph["transcript"].contains(above),
+            "transcript imports {:?}",
+            graph["transcript"]
+        );
     }
-    assert!(!graph["import"].contains("replay"), "the importers reach the replay: {:?}", graph["import"]);
+    assert!(
+        !graph["import"].contains("replay"),
+        "the importers reach the replay: {:?}",
+        graph["import"]
+    );
     // The host (the command's I/O) is a floor too: the walk, the hook store
     // and the command stand on it, it on nothing of this crate.
     assert!(graph["host"].is_empty(), "host imports {:?}", graph["host"]);
     // Only the binary sits above the command.
-    assert!(graph.values().all(|targets| !targets.contains("command")), "the command is imported: {graph:?}");
+    assert!(
+        graph.values().all(|targets| !targets.contains("command")),
+        "the command is imported: {graph:?}"
+    );
 }
 
 #[test]

@@ -10,8 +10,8 @@
 
 use std::path::PathBuf;
 
-use doom_loop::recommended_doom_loop_option;
 use doom_loop::json::parse;
+use doom_loop::recommended_doom_loop_option;
 use doom_loop_trace::eval::{EvalOption, Evaluation, Metrics};
 
 fn shared_trajectories() -> Option<PathBuf> {
@@ -22,7 +22,10 @@ fn shared_trajectories() -> Option<PathBuf> {
 fn options() -> Vec<EvalOption> {
     vec![
         EvalOption::defaults(),
-        EvalOption::new("outcomes only (the previous RECOMMENDED)", parse(r#"{"outcomes":true}"#).unwrap()),
+        EvalOption::new(
+            "outcomes only (the previous RECOMMENDED)",
+            parse(r#"{"outcomes":true}"#).unwrap(),
+        ),
         EvalOption::new("recommended", recommended_doom_loop_option()),
     ]
 }
@@ -54,9 +57,17 @@ fn recommended_meets_the_issue_targets_on_the_shared_runs() {
     assert_eq!(recommended.first_resolved.changing, 0, "changing, resolved: target 0");
     // Interventions on changing output, all runs (the tau-bench booking
     // retry whose third output was empty may stay).
-    assert!(recommended.first.changing <= 1, "changing: {} > 1", recommended.first.changing);
+    assert!(
+        recommended.first.changing <= 1,
+        "changing: {} > 1",
+        recommended.first.changing
+    );
     // Loops on unchanged output still caught.
-    assert!(recommended.first.unchanged >= 30, "unchanged: {} < 30", recommended.first.unchanged);
+    assert!(
+        recommended.first.unchanged >= 30,
+        "unchanged: {} < 30",
+        recommended.first.unchanged
+    );
     // No successful run is ended.
     assert_eq!(recommended.resolved_stopped, 0, "successful runs halted: target 0");
     assert_eq!(recommended.lost_resolved, 0);
@@ -73,7 +84,14 @@ fn recommended_leaves_the_own_edit_then_test_traces_alone_and_catches_their_loop
     let (defaults, outcomes, recommended) = (&totals[0], &totals[1], &totals[2]);
     // Four successful runs that make progress through separate tools, four
     // unsuccessful loops (nothing new, or the same output around new calls).
-    assert_eq!((defaults.first.changing, defaults.first_resolved.changing, defaults.first.unchanged), (4, 4, 4));
+    assert_eq!(
+        (
+            defaults.first.changing,
+            defaults.first_resolved.changing,
+            defaults.first.unchanged
+        ),
+        (4, 4, 4)
+    );
     // Outcome-aware streaks alone block all four progress runs: the test
     // prints a failure it printed two runs ago, which is not "new".
     assert_eq!(outcomes.first_resolved.changing, 4);

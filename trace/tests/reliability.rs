@@ -43,12 +43,21 @@ fn eval_symlink_loops_directory_links_are_not_followed() {
     std::os::unix::fs::symlink(".", dir.join("l2")).unwrap();
     let found = walk(&dir).unwrap();
     assert_eq!(found.files, [dir.join("a.json")]);
-    assert_eq!(found.skipped, [(dir.join("l1"), Skipped::DirectoryLink), (dir.join("l2"), Skipped::DirectoryLink)]);
+    assert_eq!(
+        found.skipped,
+        [
+            (dir.join("l1"), Skipped::DirectoryLink),
+            (dir.join("l2"), Skipped::DirectoryLink)
+        ]
+    );
     let evaluation = evaluate(&dir);
     assert_eq!(runs_and_failed(&evaluation), (1, 0));
     let warnings = evaluation.warnings();
     assert_eq!(warnings.len(), 2);
-    assert!(warnings[0].ends_with("l1: skipped, a link to a directory (directory links are not followed)"), "{warnings:?}");
+    assert!(
+        warnings[0].ends_with("l1: skipped, a link to a directory (directory links are not followed)"),
+        "{warnings:?}"
+    );
     // A link named on the command line is followed: the user chose it.
     let named = temp_dir("named-link");
     std::os::unix::fs::symlink(&dir, named.join("runs")).unwrap();
@@ -60,14 +69,23 @@ fn eval_symlink_loops_directory_links_are_not_followed() {
 fn eval_special_files_fifos_and_devices_are_skipped_with_a_warning() {
     let dir = temp_dir("special");
     std::fs::write(dir.join("a.json"), RUN).unwrap();
-    let made = std::process::Command::new("mkfifo").arg(dir.join("pipe.json")).status().unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.join("pipe.json"))
+        .status()
+        .unwrap();
     assert!(made.success());
     std::os::unix::fs::symlink("/dev/zero", dir.join("zero.json")).unwrap();
     let evaluation = evaluate(&dir);
     assert_eq!(runs_and_failed(&evaluation), (1, 0));
     let warnings = evaluation.warnings();
-    assert!(warnings[0].ends_with("pipe.json: skipped, not a regular file (a FIFO)"), "{warnings:?}");
-    assert!(warnings[1].ends_with("zero.json: skipped, not a regular file (a device)"), "{warnings:?}");
+    assert!(
+        warnings[0].ends_with("pipe.json: skipped, not a regular file (a FIFO)"),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[1].ends_with("zero.json: skipped, not a regular file (a device)"),
+        "{warnings:?}"
+    );
 }
 
 #[cfg(unix)]
@@ -81,8 +99,18 @@ fn eval_one_unreadable_file_is_a_failed_run_and_the_others_are_evaluated() {
     let evaluation = evaluate(&dir);
     assert_eq!(runs_and_failed(&evaluation), (3, 1));
     let report = evaluation.report();
-    assert!(report.failures[0].error.contains("stale.json: No such file or directory"), "{:?}", report.failures);
-    assert_eq!(eval_finish(&evaluation, false, None).finding, None, "a report, not an abort");
+    assert!(
+        report.failures[0]
+            .error
+            .contains("stale.json: No such file or directory"),
+        "{:?}",
+        report.failures
+    );
+    assert_eq!(
+        eval_finish(&evaluation, false, None).finding,
+        None,
+        "a report, not an abort"
+    );
 }
 
 #[test]
@@ -94,9 +122,19 @@ fn eval_failure_amplification_is_capped_and_the_shapes_said_once_per_file() {
     assert_eq!(report.options[0].total.failed, 20_000);
     assert_eq!(report.failures.len(), MAX_LISTED_FAILURES);
     assert_eq!(report.failures_omitted, 20_000 - MAX_LISTED_FAILURES);
-    let with_shapes = report.failures.iter().filter(|f| f.error.contains(ACCEPTED_SHAPES)).count();
+    let with_shapes = report
+        .failures
+        .iter()
+        .filter(|f| f.error.contains(ACCEPTED_SHAPES))
+        .count();
     assert_eq!(with_shapes, 1, "the accepted shapes are said once per file");
-    assert!(report.failures[1].error.ends_with("(the shapes accepted are listed at empties.jsonl:1)"), "{}", report.failures[1].error);
+    assert!(
+        report.failures[1]
+            .error
+            .ends_with("(the shapes accepted are listed at empties.jsonl:1)"),
+        "{}",
+        report.failures[1].error
+    );
     let rendered = report.render();
     assert!(rendered.len() < 20_000, "{} bytes", rendered.len());
     assert!(rendered.contains("20000 run(s) failed (the first 100 listed):"));
@@ -125,14 +163,25 @@ fn eval_holds_every_file_no_more_runs_stream_one_at_a_time() {
     let read = std::rc::Rc::new(std::cell::Cell::new(0));
     let mut first_seen_after = None;
     let mut count = 0;
-    for_each_run(Trickle { bytes: text.as_bytes(), read: read.clone() }, "runs.jsonl", &mut |run| {
-        assert!(run.transcript.is_ok());
-        count += 1;
-        first_seen_after.get_or_insert(read.get());
-    });
+    for_each_run(
+        Trickle {
+            bytes: text.as_bytes(),
+            read: read.clone(),
+        },
+        "runs.jsonl",
+        &mut |run| {
+            assert!(run.transcript.is_ok());
+            count += 1;
+            first_seen_after.get_or_insert(read.get());
+        },
+    );
     assert_eq!(count, 2_000);
     let first = first_seen_after.unwrap();
-    assert!(first < 200_000, "the first run arrived after {first} of {} bytes", text.len());
+    assert!(
+        first < 200_000,
+        "the first run arrived after {first} of {} bytes",
+        text.len()
+    );
     // A folder is evaluated a file at a time: add_path streams each file.
     let dir = temp_dir("stream");
     for i in 0..4 {
@@ -143,24 +192,35 @@ fn eval_holds_every_file_no_more_runs_stream_one_at_a_time() {
 
 #[test]
 fn jsonl_header_line_is_one_failed_entry_and_every_run_is_read() {
-    let text = format!("{{\"version\":1,\"generator\":\"my-harness\"}}\n{}", format!("{RUN}\n").repeat(5));
+    let text = format!(
+        "{{\"version\":1,\"generator\":\"my-harness\"}}\n{}",
+        format!("{RUN}\n").repeat(5)
+    );
     let runs = import_text(&text, "runs.jsonl");
     assert_eq!(runs.len(), 6);
     let header = runs[0].transcript.as_ref().unwrap_err().to_string();
-    assert!(header.starts_with("runs.jsonl:1: not a run (an object with keys version, generator)"), "{header}");
+    assert!(
+        header.starts_with("runs.jsonl:1: not a run (an object with keys version, generator)"),
+        "{header}"
+    );
     assert!(runs[1..].iter().all(|r| r.transcript.is_ok()));
     assert_eq!(runs[5].place, "runs.jsonl:6");
 }
 
 #[test]
 fn truncated_pretty_json_is_one_error_not_a_run_per_line() {
-    let rounds: Vec<String> = (0..300).map(|i| format!("    {{\n      \"calls\": [{{\"toolName\": \"t\", \"args\": {{\"i\": {i}}}}}]\n    }}")).collect();
+    let rounds: Vec<String> = (0..300)
+        .map(|i| format!("    {{\n      \"calls\": [{{\"toolName\": \"t\", \"args\": {{\"i\": {i}}}}}]\n    }}"))
+        .collect();
     let document = format!("{{\n  \"rounds\": [\n{}\n  ]\n}}\n", rounds.join(",\n"));
     let cut = &document[..document.len() - 20];
     let runs = import_text(cut, "run.json");
     assert_eq!(runs.len(), 1);
     let error = import_single(cut.as_bytes(), "run.json").unwrap_err().to_string();
-    assert!(error.starts_with("run.json: not valid JSON, nor JSON Lines: Unexpected end of JSON input"), "{error}");
+    assert!(
+        error.starts_with("run.json: not valid JSON, nor JSON Lines: Unexpected end of JSON input"),
+        "{error}"
+    );
     // The whole document still reads.
     assert!(import_single(document.as_bytes(), "run.json").is_ok());
 }
@@ -173,7 +233,11 @@ fn jsonl_one_bad_byte_loses_only_its_line() {
     bytes.extend_from_slice(good.repeat(499).as_bytes());
     let runs = import_bytes(&bytes, "runs.jsonl");
     assert_eq!(runs.iter().filter(|r| r.transcript.is_ok()).count(), 999);
-    let bad: Vec<String> = runs.iter().filter_map(|r| r.transcript.as_ref().err()).map(|e| e.to_string()).collect();
+    let bad: Vec<String> = runs
+        .iter()
+        .filter_map(|r| r.transcript.as_ref().err())
+        .map(|e| e.to_string())
+        .collect();
     assert_eq!(bad, ["runs.jsonl:501: not UTF-8 text (byte 35 of the line)"]);
 }
 
@@ -191,12 +255,19 @@ fn jsonl_message_lines_bad_line_is_skipped_counted_and_named() {
     let transcript = runs[0].transcript.as_ref().unwrap();
     assert_eq!(transcript.rounds.len(), 2, "the lines after the bad one are read");
     assert_eq!(runs[0].warnings.len(), 1, "{:?}", runs[0].warnings);
-    assert!(runs[0].warnings[0].starts_with("chat.jsonl: 1 line(s) skipped, not read: chat.jsonl:3 (not valid JSON"), "{:?}", runs[0].warnings);
+    assert!(
+        runs[0].warnings[0].starts_with("chat.jsonl: 1 line(s) skipped, not read: chat.jsonl:3 (not valid JSON"),
+        "{:?}",
+        runs[0].warnings
+    );
     // A file whose lines are not JSON at all: one clear error.
     let notes = import_text("just some\nnotes, not\na trace\n", "notes.jsonl");
     assert_eq!(notes.len(), 1);
     let error = notes[0].transcript.as_ref().unwrap_err().to_string();
-    assert!(error.starts_with("notes.jsonl: not valid JSON, nor JSON Lines"), "{error}");
+    assert!(
+        error.starts_with("notes.jsonl: not valid JSON, nor JSON Lines"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -214,7 +285,11 @@ fn mixed_format_calls_dropped_no_more_silently() {
         "read as anthropic, but 2 message(s) carry calls or results of another format (the first, mixed.jsonl:1, openai-chat): they are not read"
     );
     let replayed = replay_bytes(text.as_bytes(), "mixed.jsonl", OptionChoice::Trace, false, None).unwrap();
-    assert!(replayed.warnings.iter().any(|w| w.contains("another format")), "{:?}", replayed.warnings);
+    assert!(
+        replayed.warnings.iter().any(|w| w.contains("another format")),
+        "{:?}",
+        replayed.warnings
+    );
 }
 
 #[test]
@@ -266,7 +341,9 @@ fn assert_linear(what: &str, f: &dyn Fn(usize), n: usize) {
 #[test]
 fn eval_quadratic_sources_no_more_sources_are_keyed() {
     let run = |n: usize| {
-        let text: String = (0..n).map(|i| format!("{{\"source\":\"s{i}\",\"rounds\":[]}}\n")).collect();
+        let text: String = (0..n)
+            .map(|i| format!("{{\"source\":\"s{i}\",\"rounds\":[]}}\n"))
+            .collect();
         let mut evaluation = Evaluation::new(vec![EvalOption::defaults()]);
         evaluation.add_bytes(text.as_bytes(), "many.jsonl");
         assert_eq!(evaluation.report().options[0].sources.len(), n);
@@ -278,10 +355,16 @@ fn eval_quadratic_sources_no_more_sources_are_keyed() {
 fn import_result_matching_quadratic_no_more_results_matched_by_key() {
     let run = |n: usize| {
         let calls: Vec<String> = (0..n)
-            .map(|i| format!(r#"{{"id":"c{i}","type":"function","function":{{"name":"t","arguments":"{{\"i\":{i}}}"}}}}"#))
+            .map(|i| {
+                format!(r#"{{"id":"c{i}","type":"function","function":{{"name":"t","arguments":"{{\"i\":{i}}}"}}}}"#)
+            })
             .collect();
-        let results: Vec<String> = (0..n).map(|i| format!(r#",{{"role":"tool","tool_call_id":"c{i}","content":"r"}}"#)).collect();
-        let unnamed: Vec<String> = (0..n).map(|_| r#",{"role":"tool","content":"r"}"#.to_string()).collect();
+        let results: Vec<String> = (0..n)
+            .map(|i| format!(r#",{{"role":"tool","tool_call_id":"c{i}","content":"r"}}"#))
+            .collect();
+        let unnamed: Vec<String> = (0..n)
+            .map(|_| r#",{"role":"tool","content":"r"}"#.to_string())
+            .collect();
         for tail in [results, unnamed] {
             let text = format!(
                 r#"{{"messages":[{{"role":"assistant","tool_calls":[{}]}}{}]}}"#,
@@ -301,12 +384,16 @@ fn import_result_matching_quadratic_no_more_results_matched_by_key() {
 /// index out of bounds. The warning now names the message's position.
 #[test]
 fn regression_pi_session_with_calls_of_another_format_warns_instead_of_panicking() {
-    let bytes = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pi-session-mixed-formats.jsonl")).unwrap();
+    let bytes =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pi-session-mixed-formats.jsonl"))
+            .unwrap();
     let runs = import_bytes(&bytes, "pi.jsonl");
     assert_eq!(runs.len(), 1);
     let warnings = &runs[0].warnings;
     assert!(
-        warnings.iter().any(|w| w.contains("another format") && w.contains("pi.jsonl, message ")),
+        warnings
+            .iter()
+            .any(|w| w.contains("another format") && w.contains("pi.jsonl, message ")),
         "{warnings:?}"
     );
 }

@@ -22,21 +22,32 @@ fn billing_agent_is_blocked_at_three_and_stopped_at_six() {
     let timeline = run(include_str!("../../examples/billing-agent.json"));
     assert_eq!(
         actions(&timeline),
-        vec![None, Some("observe"), Some("block"), Some("block"), Some("block"), Some("stop")]
+        vec![
+            None,
+            Some("observe"),
+            Some("block"),
+            Some("block"),
+            Some("block"),
+            Some("stop")
+        ]
     );
     assert_eq!(timeline.total_rounds, 8);
     assert_eq!(timeline.stop_verdict.as_ref().unwrap().action, Action::Stop);
-    assert!(timeline.render().ends_with("stopped: doom_loop at round 6 of 8 (tool-fingerprint streak 6)\n"));
+    assert!(timeline
+        .render()
+        .ends_with("stopped: doom_loop at round 6 of 8 (tool-fingerprint streak 6)\n"));
 }
 
 #[test]
 fn chat_and_responses_lists_replay_like_rounds() {
-    let call = r#"{"role":"assistant","content":"x","tool_calls":[{"function":{"name":"ls","arguments":"{\"p\":1}"}}]}"#;
+    let call =
+        r#"{"role":"assistant","content":"x","tool_calls":[{"function":{"name":"ls","arguments":"{\"p\":1}"}}]}"#;
     let tool = r#"{"role":"tool","content":"err"}"#;
     let chat = format!("[{}]", vec![format!("{call},{tool}"); 3].join(","));
     assert_eq!(actions(&run(&chat)), vec![None, Some("observe"), Some("block")]);
 
-    let item = r#"{"type":"function_call","name":"ls","arguments":"{\"p\":1}"},{"type":"function_call_output","output":"e"}"#;
+    let item =
+        r#"{"type":"function_call","name":"ls","arguments":"{\"p\":1}"},{"type":"function_call_output","output":"e"}"#;
     let responses = format!("{{\"input\":[{}]}}", [item; 3].join(","));
     assert_eq!(actions(&run(&responses)), vec![None, Some("observe"), Some("block")]);
 }
@@ -53,10 +64,16 @@ fn malformed_arguments_are_identified_by_their_raw_text() {
 fn loop_keys_exempt_and_normalise() {
     let rounds = r#"[{"calls":[{"toolName":"poll","args":{"job":1,"nonce":1}}]},{"calls":[{"toolName":"poll","args":{"job":1,"nonce":2}}]},{"calls":[{"toolName":"poll","args":{"job":1,"nonce":3}}]}]"#;
     let exempt = run(&format!("{{\"loopKeys\":{{\"poll\":false}},\"rounds\":{rounds}}}"));
-    assert!(exempt.rounds.iter().all(|r| r.calls[0].exempt && r.calls[0].verdict.is_none()));
+    assert!(exempt
+        .rounds
+        .iter()
+        .all(|r| r.calls[0].exempt && r.calls[0].verdict.is_none()));
     let by_job = run(&format!("{{\"loopKeys\":{{\"poll\":[\"job\"]}},\"rounds\":{rounds}}}"));
     assert_eq!(actions(&by_job), vec![None, Some("observe"), Some("block")]);
-    assert_eq!(actions(&run(&format!("{{\"rounds\":{rounds}}}"))), vec![None, None, None]);
+    assert_eq!(
+        actions(&run(&format!("{{\"rounds\":{rounds}}}"))),
+        vec![None, None, None]
+    );
 }
 
 #[test]
@@ -65,7 +82,10 @@ fn a_fan_out_of_identical_calls_counts_once_per_round() {
     let timeline = run(&format!("{{\"rounds\":[{round},{round}]}}"));
     let second = &timeline.rounds[1].calls;
     assert_eq!(second.iter().map(|c| c.streak).collect::<Vec<_>>(), vec![2.0, 2.0, 2.0]);
-    assert_eq!(second.iter().map(|c| c.duplicate_in_round).collect::<Vec<_>>(), vec![false, true, true]);
+    assert_eq!(
+        second.iter().map(|c| c.duplicate_in_round).collect::<Vec<_>>(),
+        vec![false, true, true]
+    );
 }
 
 #[test]
@@ -110,10 +130,21 @@ fn a_results_field_that_is_not_an_array_is_an_error_naming_the_round() {
 #[test]
 fn a_cycle_stop_is_rendered_under_the_opt_in_name() {
     let round = |id: &str| format!(r#"{{"calls":[{{"toolName":"get_invoice","args":{{"invoice_id":"{id}"}}}}]}}"#);
-    let rounds: Vec<String> = (0..12).map(|i| round(if i % 2 == 0 { "INV-2291" } else { "inv-2291 " })).collect();
-    let timeline = run(&format!(r#"{{"doomLoop":{{"cycles":true}},"rounds":[{}]}}"#, rounds.join(",")));
+    let rounds: Vec<String> = (0..12)
+        .map(|i| round(if i % 2 == 0 { "INV-2291" } else { "inv-2291 " }))
+        .collect();
+    let timeline = run(&format!(
+        r#"{{"doomLoop":{{"cycles":true}},"rounds":[{}]}}"#,
+        rounds.join(",")
+    ));
     let stop = timeline.stop_verdict.as_ref().unwrap();
     assert_eq!(stop.opt_in_detector, Some("tool-cycle"));
-    assert!(timeline.render().ends_with("(tool-cycle streak 6)\n"), "{}", timeline.render());
-    assert!(timeline.to_json().contains(r#""detector":"tool-fingerprint","optInDetector":"tool-cycle""#));
+    assert!(
+        timeline.render().ends_with("(tool-cycle streak 6)\n"),
+        "{}",
+        timeline.render()
+    );
+    assert!(timeline
+        .to_json()
+        .contains(r#""detector":"tool-fingerprint","optInDetector":"tool-cycle""#));
 }

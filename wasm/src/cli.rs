@@ -132,7 +132,10 @@ impl FileSystem for JsHost {
     fn open(&mut self, path: &Path) -> io::Result<Box<dyn Read>> {
         let fd = self.call("open", &[path_value(path)])?;
         // Pieces of 64 KiB: one host call per piece, not per line.
-        Ok(Box::new(BufReader::with_capacity(1 << 16, JsFile { host: self.clone(), fd })))
+        Ok(Box::new(BufReader::with_capacity(
+            1 << 16,
+            JsFile { host: self.clone(), fd },
+        )))
     }
 
     fn metadata(&mut self, path: &Path, follow: bool) -> io::Result<Metadata> {
@@ -143,7 +146,11 @@ impl FileSystem for JsHost {
             let (dev, ino) = id.split_once(':')?;
             Some((dev.parse().ok()?, ino.parse().ok()?))
         });
-        let modified_ms = answer.get(2).as_f64().filter(|t| t.is_finite() && *t >= 0.0).map(|t| t as u64);
+        let modified_ms = answer
+            .get(2)
+            .as_f64()
+            .filter(|t| t.is_finite() && *t >= 0.0)
+            .map(|t| t as u64);
         Ok(Metadata { kind, id, modified_ms })
     }
 
@@ -163,11 +170,13 @@ impl FileSystem for JsHost {
     }
 
     fn write_file(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        self.call("writeFile", &[path_value(path), Uint8Array::from(bytes).into()]).map(drop)
+        self.call("writeFile", &[path_value(path), Uint8Array::from(bytes).into()])
+            .map(drop)
     }
 
     fn create_new(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        self.call("createNew", &[path_value(path), Uint8Array::from(bytes).into()]).map(drop)
+        self.call("createNew", &[path_value(path), Uint8Array::from(bytes).into()])
+            .map(drop)
     }
 
     fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
@@ -179,7 +188,8 @@ impl FileSystem for JsHost {
     }
 
     fn create_dir_all(&mut self, path: &Path, private: bool) -> io::Result<()> {
-        self.call("mkdir", &[path_value(path), JsValue::from_bool(private)]).map(drop)
+        self.call("mkdir", &[path_value(path), JsValue::from_bool(private)])
+            .map(drop)
     }
 }
 
@@ -203,7 +213,10 @@ impl Host for JsHost {
     fn program(&mut self) -> io::Result<Vec<String>> {
         let words = self.call("program", &[])?;
         let words: Array = words.dyn_into().map_err(|_| bad_answer("program"))?;
-        words.iter().map(|w| w.as_string().ok_or_else(|| bad_answer("program"))).collect()
+        words
+            .iter()
+            .map(|w| w.as_string().ok_or_else(|| bad_answer("program")))
+            .collect()
     }
 
     fn pid(&mut self) -> u32 {
@@ -221,7 +234,9 @@ impl Host for JsHost {
     fn stdout(&mut self, text: &str) -> Result<(), OutputError> {
         // Node reports a failing stdout asynchronously (js/cli.mjs ends the
         // process then, as the native CLI would).
-        self.call("stdout", &[JsValue::from_str(text)]).map(drop).map_err(OutputError::from)
+        self.call("stdout", &[JsValue::from_str(text)])
+            .map(drop)
+            .map_err(OutputError::from)
     }
 
     fn flush(&mut self) -> Result<(), OutputError> {
@@ -233,7 +248,10 @@ impl Host for JsHost {
     }
 
     fn stderr_is_terminal(&mut self) -> bool {
-        self.call("stderrIsTerminal", &[]).ok().and_then(|v| v.as_bool()).unwrap_or(false)
+        self.call("stderrIsTerminal", &[])
+            .ok()
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false)
     }
 }
 

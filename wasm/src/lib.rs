@@ -104,9 +104,15 @@ fn lowered_with_io_strings(text: &str, strings_len: usize, strings_count: usize)
         return lowered(text);
     }
     IO.with(|io| {
-        let io = io.try_borrow().map_err(|_| Error::new(ErrorKind::InvalidArgument, "the I/O buffer is in use"))?;
-        let strings = io_strings(&io, 0, strings_len, strings_count)
-            .ok_or_else(|| Error::new(ErrorKind::InvalidArgument, "the raw strings in the I/O buffer are malformed"))?;
+        let io = io
+            .try_borrow()
+            .map_err(|_| Error::new(ErrorKind::InvalidArgument, "the I/O buffer is in use"))?;
+        let strings = io_strings(&io, 0, strings_len, strings_count).ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidArgument,
+                "the raw strings in the I/O buffer are malformed",
+            )
+        })?;
         Ok(parse_lowered_with_strings(text, &strings)?)
     })
 }
@@ -144,7 +150,10 @@ pub fn canonicalize(value: &str) -> Result<String> {
 /// `fingerprintToolCall` (tool name as a JSON string literal).
 #[wasm_bindgen(js_name = fingerprintToolCall)]
 pub fn fingerprint_tool_call(tool_name: &str, key_material: &str) -> Result<String> {
-    Ok(fingerprint_lowered_tool_call(&lowered_string(tool_name)?, key_material)?)
+    Ok(fingerprint_lowered_tool_call(
+        &lowered_string(tool_name)?,
+        key_material,
+    )?)
 }
 
 /// `fingerprintKeyMaterial`.
@@ -253,7 +262,12 @@ pub fn trap_for_tests() {
 /// for ordinary lowered text): the fingerprint (64 hex digits) replaces
 /// the input at its start. `false` on any failure.
 #[wasm_bindgen(js_name = fingerprintToolCallIo)]
-pub fn fingerprint_tool_call_io(tool_len: usize, material_len: usize, strings_len: usize, strings_count: usize) -> bool {
+pub fn fingerprint_tool_call_io(
+    tool_len: usize,
+    material_len: usize,
+    strings_len: usize,
+    strings_count: usize,
+) -> bool {
     IO.with(|io| {
         let Ok(mut io) = io.try_borrow_mut() else {
             return false;
@@ -431,7 +445,9 @@ impl Monitor {
         options: &str,
     ) -> Result<String> {
         let options = RecordOptions::from_js(Some(&lowered(options)?));
-        let record = self.inner.record_lowered_call(&lowered_string(tool_name)?, key_material, round, &options)?;
+        let record = self
+            .inner
+            .record_lowered_call(&lowered_string(tool_name)?, key_material, round, &options)?;
         Ok(record.to_json())
     }
 
@@ -465,7 +481,9 @@ impl Monitor {
                 if strings.is_empty() {
                     self.inner.record_lowered_call(&tool, material, round, &options).ok()
                 } else {
-                    self.inner.record_lowered_call_with_strings(&tool, material, &strings, round, &options).ok()
+                    self.inner
+                        .record_lowered_call_with_strings(&tool, material, &strings, round, &options)
+                        .ok()
                 }
             })();
             let Some(record) = record else {

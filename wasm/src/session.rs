@@ -17,14 +17,19 @@ fn invalid(message: &str) -> Error {
 }
 
 fn field<'a>(object: &'a Object, name: &str) -> Option<&'a Value> {
-    object.get(name).filter(|v| !matches!(v, Value::Undefined | Value::Null))
+    object
+        .get(name)
+        .filter(|v| !matches!(v, Value::Undefined | Value::Null))
 }
 
 fn options_from(value: &Value) -> SessionOptions {
     let Some(object) = value.as_object() else {
         return SessionOptions::default();
     };
-    let loop_keys = field(object, "loopKeys").and_then(Value::as_object).cloned().unwrap_or_default();
+    let loop_keys = field(object, "loopKeys")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     let caps = field(object, "capabilities").and_then(Value::as_object);
     // A capability is there unless the host says `false`.
     let has = |name: &str| !matches!(caps.and_then(|c| c.get(name)), Some(Value::Bool(false)));
@@ -242,7 +247,11 @@ impl Session {
     /// next round, halt the run?
     #[wasm_bindgen(js_name = wouldHalt)]
     pub fn would_halt(&self, calls: &str, strings_len: usize, strings_count: usize) -> Result<bool> {
-        Ok(self.inner.would_halt(&calls_from(lowered_with_io_strings(calls, strings_len, strings_count)?)?))
+        Ok(self.inner.would_halt(&calls_from(lowered_with_io_strings(
+            calls,
+            strings_len,
+            strings_count,
+        )?)?))
     }
 
     /// The queued guidance (a JSON string or null), consumed.
@@ -281,7 +290,10 @@ impl Session {
     /// The decision for a call of the current round (id as a JSON string), or null.
     pub fn decision(&self, id: &str) -> Result<String> {
         let id: JsString = lowered_string(id)?;
-        Ok(self.inner.decision(&id).map_or_else(|| "null".to_string(), |d| d.to_json()))
+        Ok(self
+            .inner
+            .decision(&id)
+            .map_or_else(|| "null".to_string(), |d| d.to_json()))
     }
 
     /// The tool of a call awaiting its result (id as a JSON string), as a

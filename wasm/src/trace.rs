@@ -11,7 +11,7 @@
 use doom_loop::json::write_json_string;
 use doom_loop::{Error, ErrorKind, JsString, Value};
 use doom_loop_trace::eval::{EvalOption, Evaluation};
-use doom_loop_trace::import::{import_bytes, import_detected, gzip_limit_error, ImportedRun, MAX_DECOMPRESSED_BYTES};
+use doom_loop_trace::import::{gzip_limit_error, import_bytes, import_detected, ImportedRun, MAX_DECOMPRESSED_BYTES};
 use doom_loop_trace::replay::{replay, Transcript};
 use wasm_bindgen::prelude::*;
 
@@ -120,7 +120,10 @@ impl Evaluator {
                 .enumerate()
                 .map(|(i, item)| {
                     let object = item.as_object().ok_or_else(|| {
-                        Error::new(ErrorKind::Type, format!("options[{i}] is not an object {{label, option}}"))
+                        Error::new(
+                            ErrorKind::Type,
+                            format!("options[{i}] is not an object {{label, option}}"),
+                        )
                     })?;
                     let label = match object.get("label") {
                         Some(Value::String(label)) => label.to_string(),

@@ -10,11 +10,9 @@ use super::RepetitionThresholds;
 /// A repetition: repeats, period in tokens, covered tokens, sample.
 pub type Hit = (usize, usize, usize, Vec<u16>);
 
-
 const JS_WS_UNITS: [u16; 25] = [
-    0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0xA0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004,
-    0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000,
-    0xFEFF,
+    0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0xA0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007,
+    0x2008, 0x2009, 0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF,
 ];
 
 fn naive_ws(u: u16) -> bool {
@@ -142,13 +140,7 @@ pub fn normalize(text: &[u16]) -> Vec<u16> {
             in_ws = false;
         }
     }
-    let start = replaced
-        .iter()
-        .position(|&u| !naive_ws(u))
-        .unwrap_or(replaced.len());
-    let end = replaced
-        .iter()
-        .rposition(|&u| !naive_ws(u))
-        .map_or(start, |e| e + 1);
+    let start = replaced.iter().position(|&u| !naive_ws(u)).unwrap_or(replaced.len());
+    let end = replaced.iter().rposition(|&u| !naive_ws(u)).map_or(start, |e| e + 1);
     replaced[start..end].to_vec()
 }

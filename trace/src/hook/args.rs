@@ -175,11 +175,7 @@ fn install_main(args: &InstallArgs, host: &mut dyn Host) -> Result<(), String> {
             hook_command(agent, &program, &args.run)
         }
     };
-    let scope = if args.project {
-        Scope::Project
-    } else {
-        Scope::User
-    };
+    let scope = if args.project { Scope::Project } else { Scope::User };
     let home = host.env_var("HOME").map(PathBuf::from);
     let cwd = host
         .current_dir()
@@ -188,23 +184,17 @@ fn install_main(args: &InstallArgs, host: &mut dyn Host) -> Result<(), String> {
     let path = match (scope, &home, &codex_home) {
         (Scope::User, _, Some(codex_home)) if agent == Agent::Codex => install::codex_user_hooks(codex_home),
         (Scope::User, None, _) => return Err("HOME is not set; use --project or --print".into()),
-        (_, home, _) => install::settings_path(
-            agent,
-            scope,
-            home.as_deref().unwrap_or(Path::new("/")),
-            &cwd,
-        ),
+        (_, home, _) => install::settings_path(agent, scope, home.as_deref().unwrap_or(Path::new("/")), &cwd),
     };
     let existing = match host.read_file(&path) {
         Ok(bytes) => Some(
-            String::from_utf8(bytes)
-                .map_err(|_| format!("{}: stream did not contain valid UTF-8", path.display()))?,
+            String::from_utf8(bytes).map_err(|_| format!("{}: stream did not contain valid UTF-8", path.display()))?,
         ),
         Err(e) if e.kind() == ErrorKind::NotFound => None,
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
-    let merged = install::merge(agent, existing.as_deref(), &command)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let merged =
+        install::merge(agent, existing.as_deref(), &command).map_err(|e| format!("{}: {e}", path.display()))?;
     let text = install::pretty(&merged);
     if args.print {
         return host.stdout(&text).map_err(|e| e.message);

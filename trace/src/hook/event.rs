@@ -133,20 +133,14 @@ pub fn parse_event(agent: Agent, value: &Value) -> Result<Event, String> {
     if session_id.is_empty() {
         return Err("the event's `session_id` is empty".into());
     }
-    let name =
-        text(object, "hook_event_name").ok_or("the event has no string `hook_event_name`")?;
+    let name = text(object, "hook_event_name").ok_or("the event has no string `hook_event_name`")?;
     let transcript_path = text(object, "transcript_path").filter(|p| !p.is_empty());
-    let tool = || {
-        text(object, "tool_name")
-            .ok_or_else(|| format!("the {name} event has no string `tool_name`"))
-    };
+    let tool = || text(object, "tool_name").ok_or_else(|| format!("the {name} event has no string `tool_name`"));
     let input = || object.get("tool_input").cloned().unwrap_or(Value::Null);
     let id = || text(object, "tool_use_id").filter(|id| !id.is_empty());
     let kind = match (agent, name.as_str()) {
         (_, "SessionStart") => Kind::SessionStart,
-        (Agent::ClaudeCode | Agent::Codex, "UserPromptSubmit") | (Agent::GeminiCli, "BeforeAgent") => {
-            Kind::UserTurn
-        }
+        (Agent::ClaudeCode | Agent::Codex, "UserPromptSubmit") | (Agent::GeminiCli, "BeforeAgent") => Kind::UserTurn,
         (Agent::GeminiCli, "BeforeModel") | (Agent::Codex, "PreModelRequest") => Kind::ModelRequest,
         (Agent::ClaudeCode, "PostToolBatch") => Kind::Batch {
             results: match object.get("tool_calls") {

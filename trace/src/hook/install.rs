@@ -135,8 +135,7 @@ fn is_ours(entry: &Value, agent: Agent, command: &str) -> bool {
 pub fn merge(agent: Agent, existing: Option<&str>, command: &str) -> Result<Value, String> {
     let settings = match existing.map(str::trim) {
         None | Some("") => Value::Object(Object::new()),
-        Some(text) => parse(text)
-            .map_err(|e| format!("the settings are not JSON ({e}); not changing them"))?,
+        Some(text) => parse(text).map_err(|e| format!("the settings are not JSON ({e}); not changing them"))?,
     };
     let Value::Object(settings) = settings else {
         return Err("the settings are not a JSON object; not changing them".into());
@@ -167,10 +166,7 @@ pub fn merge(agent: Agent, existing: Option<&str>, command: &str) -> Result<Valu
         }
         hooks.insert(s(event), Value::Array(entries));
     }
-    let mut out: Vec<(JsString, Value)> = settings
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let mut out: Vec<(JsString, Value)> = settings.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     match out.iter_mut().find(|(k, _)| *k == "hooks") {
         Some(slot) => slot.1 = Value::Object(hooks),
         None => out.push((s("hooks"), Value::Object(hooks))),

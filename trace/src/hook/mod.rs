@@ -179,12 +179,13 @@ impl HookState {
             ("agent", Value::String(s(agent.as_str()))),
             ("base", self.base.clone()),
             ("round", round),
-            ("warned", Value::Array(self.warned.iter().map(|w| Value::String(s(w))).collect())),
+            (
+                "warned",
+                Value::Array(self.warned.iter().map(|w| Value::String(s(w))).collect()),
+            ),
             (
                 "halted",
-                self.halted
-                    .as_deref()
-                    .map_or(Value::Null, |h| Value::String(s(h))),
+                self.halted.as_deref().map_or(Value::Null, |h| Value::String(s(h))),
             ),
         ])
     }
@@ -201,32 +202,29 @@ impl HookState {
         if string(object.get("agent")).as_deref() != Some(agent.as_str()) {
             return Err(format!("is not a {} state", agent.as_str()));
         }
-        let round = object
-            .get("round")
-            .and_then(Value::as_object)
-            .map(|r| Round {
-                closed: matches!(r.get("closed"), Some(Value::Bool(true))),
-                guided: matches!(r.get("guided"), Some(Value::Bool(true))),
-                calls: match r.get("calls") {
-                    Some(Value::Array(calls)) => calls
-                        .iter()
-                        .filter_map(Value::as_object)
-                        .filter_map(|c| {
-                            Some(RoundCall {
-                                id: string(c.get("id"))?,
-                                tool: string(c.get("tool"))?,
-                                input: c.get("input").cloned().unwrap_or(Value::Null),
-                                output: matches!(c.get("done"), Some(Value::Bool(true)))
-                                    .then(|| c.get("output").cloned().unwrap_or(Value::Null)),
-                                failed: matches!(c.get("failed"), Some(Value::Bool(true))),
-                                refused: matches!(c.get("refused"), Some(Value::Bool(true))),
-                            })
+        let round = object.get("round").and_then(Value::as_object).map(|r| Round {
+            closed: matches!(r.get("closed"), Some(Value::Bool(true))),
+            guided: matches!(r.get("guided"), Some(Value::Bool(true))),
+            calls: match r.get("calls") {
+                Some(Value::Array(calls)) => calls
+                    .iter()
+                    .filter_map(Value::as_object)
+                    .filter_map(|c| {
+                        Some(RoundCall {
+                            id: string(c.get("id"))?,
+                            tool: string(c.get("tool"))?,
+                            input: c.get("input").cloned().unwrap_or(Value::Null),
+                            output: matches!(c.get("done"), Some(Value::Bool(true)))
+                                .then(|| c.get("output").cloned().unwrap_or(Value::Null)),
+                            failed: matches!(c.get("failed"), Some(Value::Bool(true))),
+                            refused: matches!(c.get("refused"), Some(Value::Bool(true))),
                         })
-                        .take(MAX_ROUND_CALLS)
-                        .collect(),
-                    _ => Vec::new(),
-                },
-            });
+                    })
+                    .take(MAX_ROUND_CALLS)
+                    .collect(),
+                _ => Vec::new(),
+            },
+        });
         Ok(HookState {
             base: object.get("base").cloned().unwrap_or(Value::Null),
             round,
@@ -297,14 +295,26 @@ struct Context<'a> {
 }
 
 impl Context<'_> {
+    /// [`replay`] of the state's base and its current round.
+    fn replay_round(&mut self, state: &HookState) -> Result<(Engine, Vec<Decision>), String> {
+        replay(
+            self.option,
+            &self.loop_keys,
+            &state.base,
+            state.round.as_ref(),
+            &mut self.warnings,
+        )
+    }
+
+    /// [`replay`] of the state's base alone.
+    fn replay_base(&mut self, state: &HookState) -> Result<(Engine, Vec<Decision>), String> {
+        replay(self.option, &self.loop_keys, &state.base, None, &mut self.warnings)
+    }
+
     /// Folds the current round into `base` (a new round or a user turn begins).
     fn fold(&mut self, state: &mut HookState) -> Result<(), String> {
         if state.round.is_some() {
-            let (engine, _) = replay(self.option, &self.loop_keys,
-                &state.base,
-                state.round.as_ref(),
-                &mut self.warnings,
-            )?;
+            let (engine, _) = self.replay_round(state)?;
             state.base = engine.state();
             state.round = None;
         }
@@ -371,11 +381,7 @@ impl Context<'_> {
                 round.calls.len() - 1
             }
         };
-        let (engine, decisions) = replay(self.option, &self.loop_keys,
-            &state.base,
-            state.round.as_ref(),
-            &mut self.warnings,
-        )?;
+        let (engine, decisions) = self.replay_round(state)?;
         let reply = if let Some(halt) = engine.halt() {
             let message = halt.message.to_utf8_lossy().into_owned();
             state.halted = Some(message.clone());
@@ -424,7 +430,7 @@ impl Context<'_> {
         call.failed = failed;
         if self.agent == Agent::ClaudeCode {
             // Guidance goes with PostToolBatch, once the whole message resolved.
-            let (engine, _) = replay(self.option, &self.loop_keys, &state.base, state.round.as_ref(), &mut self.warnings)?;
+            let (engine, _) = self.replay_round(state)?;
             if let Some(halt) = engine.halt() {
                 let message = halt.message.to_utf8_lossy().into_owned();
                 state.halted = Some(message.clone());
@@ -443,7 +449,11 @@ impl Context<'_> {
             return Ok(state.halted.clone().map_or(Reply::Allow, Reply::Halt));
         };
         for (id, output) in results {
-            if let Some(call) = round.calls.iter_mut().find(|c| c.id == *id && !c.refused && c.output.is_none()) {
+            if let Some(call) = round
+                .calls
+                .iter_mut()
+                .find(|c| c.id == *id && !c.refused && c.output.is_none())
+            {
                 call.output = Some(output.clone());
             }
         }
@@ -452,7 +462,7 @@ impl Context<'_> {
 
     /// After a result: the halt, or the round's guidance once.
     fn outcome(&mut self, state: &mut HookState) -> Result<Reply, String> {
-        let (mut engine, _) = replay(self.option, &self.loop_keys, &state.base, state.round.as_ref(), &mut self.warnings)?;
+        let (mut engine, _) = self.replay_round(state)?;
         if let Some(halt) = engine.halt() {
             let message = halt.message.to_utf8_lossy().into_owned();
             state.halted = Some(message.clone());
@@ -473,7 +483,7 @@ impl Context<'_> {
 
     fn user_turn(&mut self, state: &mut HookState) -> Result<Reply, String> {
         self.fold(state)?;
-        let (mut engine, _) = replay(self.option, &self.loop_keys, &state.base, None, &mut self.warnings)?;
+        let (mut engine, _) = self.replay_base(state)?;
         engine.on_user_turn();
         state.base = engine.state();
         state.halted = None;
@@ -501,7 +511,9 @@ fn render(agent: Agent, event_name: &str, reply: &Reply) -> String {
             out.push_str("{\"continue\":false,");
             push_field(&mut out, "stopReason", message);
             if event_name == "PreToolUse" {
-                out.push_str(",\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",");
+                out.push_str(
+                    ",\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",",
+                );
                 push_field(&mut out, "permissionDecisionReason", message);
                 out.push('}');
             }
@@ -692,7 +704,11 @@ fn answer(
     store::locked(host, &file, |host| {
         let text = store::read(host, &file)?;
         let step = step(agent, &incoming, text.as_deref(), option)?;
-        warnings.extend(step.warnings.into_iter().map(|w| w.replacen("the state file", &format!("{}", file.display()), 1)));
+        warnings.extend(
+            step.warnings
+                .into_iter()
+                .map(|w| w.replacen("the state file", &format!("{}", file.display()), 1)),
+        );
         store::write(host, &file, &step.state)?;
         Ok(step.stdout)
     })

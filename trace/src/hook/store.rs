@@ -39,7 +39,11 @@ pub fn state_dir(host: &mut dyn Host, flag: Option<&Path>) -> Result<PathBuf, St
     if let Some(dir) = flag {
         return Ok(dir.to_path_buf());
     }
-    let mut var = |name: &str| host.env_var(name).filter(|v: &OsString| !v.is_empty()).map(PathBuf::from);
+    let mut var = |name: &str| {
+        host.env_var(name)
+            .filter(|v: &OsString| !v.is_empty())
+            .map(PathBuf::from)
+    };
     if let Some(dir) = var("DOOMLOOP_STATE_DIR") {
         return Ok(dir);
     }
@@ -76,7 +80,9 @@ fn holder_is_dead(host: &mut dyn Host, contents: &str) -> bool {
     };
     let proc = Path::new("/proc");
     host.metadata(&proc.join("self"), true).is_ok()
-        && host.metadata(&proc.join(pid.to_string()), true).is_err_and(|e| e.kind() == ErrorKind::NotFound)
+        && host
+            .metadata(&proc.join(pid.to_string()), true)
+            .is_err_and(|e| e.kind() == ErrorKind::NotFound)
 }
 
 fn is_stale(host: &mut dyn Host, path: &Path) -> bool {
@@ -169,7 +175,9 @@ pub fn write(host: &mut dyn Host, file: &Path, contents: &str) -> Result<(), Str
     // kernel has the bytes either way); a power loss can, and a torn
     // file then starts that session over (one warning). Syncing would
     // cost more than the whole decision on every tool call.
-    let result = host.write_file(&tmp, contents.as_bytes()).and_then(|()| host.rename(&tmp, file));
+    let result = host
+        .write_file(&tmp, contents.as_bytes())
+        .and_then(|()| host.rename(&tmp, file));
     result.map_err(|e| {
         let _ = host.remove_file(&tmp);
         format!("cannot write {}: {e}", file.display())

@@ -35,7 +35,9 @@ pub fn rounds(messages: &[Value]) -> Result<Vec<TranscriptRound>> {
 }
 
 fn block_type(block: &Value) -> Vec<u8> {
-    string_field(block, &["type"]).map(|t| t.as_bytes().to_vec()).unwrap_or_default()
+    string_field(block, &["type"])
+        .map(|t| t.as_bytes().to_vec())
+        .unwrap_or_default()
 }
 
 fn message_into(builder: &mut Builder, message: &Value, continues: bool) -> Result<()> {
@@ -83,7 +85,15 @@ fn message_into(builder: &mut Builder, message: &Value, continues: bool) -> Resu
 /// A message's tokens: input (cache reads and writes included) + output.
 fn usage_tokens(usage: Option<&Value>) -> Option<f64> {
     let usage = usage?;
-    let keys = ["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"];
-    let counts: Vec<f64> = keys.iter().filter_map(|k| get(usage, k).and_then(Value::as_f64)).collect();
+    let keys = [
+        "input_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+        "output_tokens",
+    ];
+    let counts: Vec<f64> = keys
+        .iter()
+        .filter_map(|k| get(usage, k).and_then(Value::as_f64))
+        .collect();
     (!counts.is_empty()).then(|| counts.iter().sum())
 }

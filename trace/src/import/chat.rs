@@ -43,8 +43,7 @@ fn message_into(builder: &mut Builder, message: &Value) -> Result<()> {
                 builder.call(call_from(name, get(function, "arguments")), id.as_ref());
             }
             if let Some(function) = get(message, "function_call").filter(|f| f.as_object().is_some()) {
-                let name = string_field(function, &["name"])
-                    .ok_or_else(|| invalid("function_call has no `name`"))?;
+                let name = string_field(function, &["name"]).ok_or_else(|| invalid("function_call has no `name`"))?;
                 builder.call(call_from(name, get(function, "arguments")), None);
             }
             builder.end_turn();

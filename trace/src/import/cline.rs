@@ -30,18 +30,45 @@ use super::{array, at, call_from, get, string_field, Builder};
 use crate::transcript::TranscriptRound;
 
 /// `say` / `ask` values that are tool calls.
-const CALLS: &[&str] = &["tool", "command", "use_mcp_server", "browser_action", "browser_action_launch"];
+const CALLS: &[&str] = &[
+    "tool",
+    "command",
+    "use_mcp_server",
+    "browser_action",
+    "browser_action_launch",
+];
 
 /// `say` / `ask` values that carry the result of the call before them.
 const RESULTS: &[&str] = &["command_output", "mcp_server_response", "browser_action_result"];
 
 /// The tool names of Cline's and Roo Code's XML tool format.
 const XML_TOOLS: &[&str] = &[
-    "read_file", "write_to_file", "replace_in_file", "apply_diff", "insert_content", "search_and_replace",
-    "execute_command", "search_files", "list_files", "list_code_definition_names", "codebase_search",
-    "browser_action", "use_mcp_tool", "access_mcp_resource", "ask_followup_question", "attempt_completion",
-    "new_task", "plan_mode_respond", "switch_mode", "update_todo_list", "fetch_instructions", "web_fetch",
-    "load_mcp_documentation", "new_rule", "condense", "report_bug",
+    "read_file",
+    "write_to_file",
+    "replace_in_file",
+    "apply_diff",
+    "insert_content",
+    "search_and_replace",
+    "execute_command",
+    "search_files",
+    "list_files",
+    "list_code_definition_names",
+    "codebase_search",
+    "browser_action",
+    "use_mcp_tool",
+    "access_mcp_resource",
+    "ask_followup_question",
+    "attempt_completion",
+    "new_task",
+    "plan_mode_respond",
+    "switch_mode",
+    "update_todo_list",
+    "fetch_instructions",
+    "web_fetch",
+    "load_mcp_documentation",
+    "new_rule",
+    "condense",
+    "report_bug",
 ];
 
 /// True when a list is a `ui_messages.json`: every item a `say` / `ask`
@@ -57,12 +84,17 @@ pub(crate) fn is_ui_messages(items: &[Value]) -> bool {
 /// text blocks.
 pub(crate) fn is_history(messages: &[Value]) -> bool {
     messages.iter().any(|m| {
-        string_field(m, &["role"]).is_some_and(|r| r == "user") && text_blocks(m).iter().any(|t| result_header(t).is_some())
+        string_field(m, &["role"]).is_some_and(|r| r == "user")
+            && text_blocks(m).iter().any(|t| result_header(t).is_some())
     })
 }
 
 fn kind(message: &Value) -> Option<String> {
-    let field = if string_field(message, &["type"]).is_some_and(|t| t == "ask") { "ask" } else { "say" };
+    let field = if string_field(message, &["type"]).is_some_and(|t| t == "ask") {
+        "ask"
+    } else {
+        "say"
+    };
     string_field(message, &[field]).map(|k| k.to_string())
 }
 
@@ -88,7 +120,10 @@ pub fn ui_rounds(items: &[Value]) -> Result<Vec<TranscriptRound>> {
                 flush_output(&mut builder, &mut pending_output, last_call.as_ref());
                 builder.end_turn();
                 if let Ok(info) = parse_js(&text) {
-                    let tokens = ["tokensIn", "tokensOut"].iter().filter_map(|k| get(&info, k).and_then(Value::as_f64)).sum::<f64>();
+                    let tokens = ["tokensIn", "tokensOut"]
+                        .iter()
+                        .filter_map(|k| get(&info, k).and_then(Value::as_f64))
+                        .sum::<f64>();
                     builder.usage((tokens > 0.0).then_some(tokens));
                 }
             }
@@ -186,7 +221,9 @@ pub fn history_rounds(messages: &[Value]) -> Result<Vec<TranscriptRound>> {
 }
 
 fn history_message_into(builder: &mut Builder, message: &Value) -> Result<()> {
-    let role = string_field(message, &["role"]).map(|r| r.to_string()).unwrap_or_default();
+    let role = string_field(message, &["role"])
+        .map(|r| r.to_string())
+        .unwrap_or_default();
     if role == "assistant" {
         builder.end_turn();
         let mut native = false;
@@ -195,7 +232,10 @@ fn history_message_into(builder: &mut Builder, message: &Value) -> Result<()> {
                 native = true;
                 let name = string_field(block, &["name"])
                     .ok_or_else(|| super::invalid(format!("content[{j}]: a tool_use block has no `name`")))?;
-                builder.call(call_from(name, get(block, "input")), string_field(block, &["id"]).as_ref());
+                builder.call(
+                    call_from(name, get(block, "input")),
+                    string_field(block, &["id"]).as_ref(),
+                );
             }
         }
         for text in text_blocks(message) {
@@ -257,10 +297,16 @@ fn xml_calls(text: &str) -> Vec<(String, Value)> {
     let mut calls = Vec::new();
     let mut from = 0;
     while let Some(open) = text[from..].find('<').map(|i| from + i) {
-        let Some(end) = text[open..].find('>').map(|i| open + i) else { break };
+        let Some(end) = text[open..].find('>').map(|i| open + i) else {
+            break;
+        };
         let tag = &text[open + 1..end];
         let closing = format!("</{tag}>");
-        match XML_TOOLS.contains(&tag).then(|| text[end + 1..].find(&closing)).flatten() {
+        match XML_TOOLS
+            .contains(&tag)
+            .then(|| text[end + 1..].find(&closing))
+            .flatten()
+        {
             Some(length) => {
                 let body = &text[end + 1..end + 1 + length];
                 calls.push((tag.to_string(), xml_params(body)));
@@ -277,7 +323,9 @@ fn xml_params(body: &str) -> Value {
     let mut params = Object::new();
     let mut from = 0;
     while let Some(open) = body[from..].find('<').map(|i| from + i) {
-        let Some(end) = body[open..].find('>').map(|i| open + i) else { break };
+        let Some(end) = body[open..].find('>').map(|i| open + i) else {
+            break;
+        };
         let name = &body[open + 1..end];
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
             from = open + 1;

@@ -45,8 +45,12 @@ pub(crate) fn is_stream(items: &[Value]) -> bool {
 /// `user` / `gemini` (no `role`), the model's under `gemini`.
 pub(crate) fn is_chat(messages: &[Value]) -> bool {
     !messages.is_empty()
-        && messages.iter().all(|m| get(m, "role").is_none() && string_field(m, &["type"]).is_some())
-        && messages.iter().any(|m| string_field(m, &["type"]).is_some_and(|t| t == "gemini"))
+        && messages
+            .iter()
+            .all(|m| get(m, "role").is_none() && string_field(m, &["type"]).is_some())
+        && messages
+            .iter()
+            .any(|m| string_field(m, &["type"]).is_some_and(|t| t == "gemini"))
 }
 
 /// The rounds of a stream-json event list.
@@ -63,7 +67,9 @@ pub fn stream_rounds(events: &[Value]) -> Result<Vec<TranscriptRound>> {
 }
 
 fn event_into(builder: &mut Builder, event: &Value, after_results: &mut bool) -> Result<()> {
-    let kind = string_field(event, &["type"]).map(|t| t.to_string()).unwrap_or_default();
+    let kind = string_field(event, &["type"])
+        .map(|t| t.to_string())
+        .unwrap_or_default();
     let mut model_output = |builder: &mut Builder| {
         if std::mem::take(after_results) {
             builder.end_turn();
@@ -89,7 +95,8 @@ fn event_into(builder: &mut Builder, event: &Value, after_results: &mut bool) ->
         }
         "tool_use" => {
             model_output(builder);
-            let name = string_field(event, &["tool_name"]).ok_or_else(|| invalid("a tool_use event has no `tool_name`"))?;
+            let name =
+                string_field(event, &["tool_name"]).ok_or_else(|| invalid("a tool_use event has no `tool_name`"))?;
             let id = string_field(event, &["tool_id"]);
             builder.call(call_from(name, get(event, "parameters")), id.as_ref());
         }

@@ -272,7 +272,10 @@ impl<'a> Lines<'a> {
         let mut reader = BufReader::with_capacity(1 << 16, reader);
         let gzip = matches!(reader.fill_buf(), Ok(head) if head.starts_with(&GZIP_MAGIC));
         let reader: Box<dyn BufRead + 'a> = if gzip {
-            Box::new(BufReader::with_capacity(1 << 16, Limited::new(flate2::bufread::MultiGzDecoder::new(reader))))
+            Box::new(BufReader::with_capacity(
+                1 << 16,
+                Limited::new(flate2::bufread::MultiGzDecoder::new(reader)),
+            ))
         } else {
             Box::new(reader)
         };
@@ -291,7 +294,9 @@ impl<'a> Lines<'a> {
         let mut line = Vec::new();
         while !self.done {
             line.clear();
-            let read = (&mut self.reader).take(MAX_DECOMPRESSED_BYTES + 1).read_until(b'\n', &mut line);
+            let read = (&mut self.reader)
+                .take(MAX_DECOMPRESSED_BYTES + 1)
+                .read_until(b'\n', &mut line);
             match read {
                 Err(error) => {
                     self.done = true;
@@ -330,7 +335,9 @@ impl<'a> Lines<'a> {
                 .read_to_end(&mut raw)
                 .map_err(|e| read_error(&e))?;
             if raw.len() as u64 > MAX_DECOMPRESSED_BYTES {
-                return Err(invalid(format!("a document longer than {MAX_DECOMPRESSED_BYTES} bytes")));
+                return Err(invalid(format!(
+                    "a document longer than {MAX_DECOMPRESSED_BYTES} bytes"
+                )));
             }
         }
         Ok(raw)
@@ -340,7 +347,10 @@ impl<'a> Lines<'a> {
 fn trim(line: &[u8]) -> &[u8] {
     let line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
     let start = line.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(line.len());
-    let end = line.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(start, |i| i + 1);
+    let end = line
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(start, |i| i + 1);
     &line[start..end]
 }
 
@@ -406,7 +416,10 @@ impl ZeroGuard {
 
     fn callless(run: &ImportedRun) -> bool {
         run.format.is_some_and(|f| f != Format::Rounds)
-            && run.transcript.as_ref().is_ok_and(|t| t.rounds.iter().all(|r| r.calls.is_empty()))
+            && run
+                .transcript
+                .as_ref()
+                .is_ok_and(|t| t.rounds.iter().all(|r| r.calls.is_empty()))
     }
 
     fn pass(&mut self, run: ImportedRun, sink: &mut dyn FnMut(ImportedRun)) {
@@ -488,7 +501,10 @@ fn read_runs(reader: impl Read, name: &str, mut sink: &mut dyn FnMut(ImportedRun
 /// The input read as one document.
 fn document(lines: Lines<'_>, name: &str, sink: &mut dyn FnMut(ImportedRun)) {
     let several_lines = lines.number > 1;
-    let text = match lines.whole().and_then(|raw| String::from_utf8(raw).map_err(|e| not_utf8(e.utf8_error().valid_up_to()))) {
+    let text = match lines
+        .whole()
+        .and_then(|raw| String::from_utf8(raw).map_err(|e| not_utf8(e.utf8_error().valid_up_to())))
+    {
         Ok(text) => text,
         Err(error) => return sink(failed(name.to_string(), name, error)),
     };
@@ -499,8 +515,16 @@ fn document(lines: Lines<'_>, name: &str, sink: &mut dyn FnMut(ImportedRun)) {
             if let Some(found) = super::foreign::describe_text(text) {
                 return sink(failed(name.to_string(), name, invalid(found)));
             }
-            let what = if several_lines { "not valid JSON, nor JSON Lines" } else { "not valid JSON" };
-            sink(failed(name.to_string(), name, Error::new(error.kind(), format!("{what}: {}", error.message()))));
+            let what = if several_lines {
+                "not valid JSON, nor JSON Lines"
+            } else {
+                "not valid JSON"
+            };
+            sink(failed(
+                name.to_string(),
+                name,
+                Error::new(error.kind(), format!("{what}: {}", error.message())),
+            ));
         }
     }
 }
@@ -528,7 +552,9 @@ fn once_per_file(error: &Error, place: &str, said: &mut Option<String>) -> Error
         }
         Some(first) => Error::new(
             error.kind(),
-            error.message().replace(&long, &format!(" (the shapes accepted are listed at {first})")),
+            error
+                .message()
+                .replace(&long, &format!(" (the shapes accepted are listed at {first})")),
         ),
     }
 }
@@ -658,7 +684,8 @@ impl<'n> JsonLines<'n> {
     fn skip(&mut self, number: usize, error: &Error) {
         self.skipped_count += 1;
         if self.skipped.len() < NAMED_SKIPPED_LINES {
-            self.skipped.push(format!("{} ({})", self.place(number), error.message()));
+            self.skipped
+                .push(format!("{} ({})", self.place(number), error.message()));
         }
     }
 
@@ -678,7 +705,11 @@ impl<'n> JsonLines<'n> {
         }
         if self.pending_dropped > 0 && mode == Mode::Runs {
             let place = format!("{} (lines after the first {MAX_PENDING_LINES})", self.name);
-            sink(failed(place, self.name, invalid(format!("{} more line(s) not runs", self.pending_dropped))));
+            sink(failed(
+                place,
+                self.name,
+                invalid(format!("{} more line(s) not runs", self.pending_dropped)),
+            ));
         }
         self.pending_dropped = 0;
     }
@@ -709,7 +740,11 @@ impl<'n> JsonLines<'n> {
         let mut run = run_from(&messages, self.name.to_string(), self.name);
         if self.skipped_count > 0 {
             let more = self.skipped_count - self.skipped.len();
-            let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+            let more = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
             run.warnings.push(format!(
                 "{}: {} line(s) skipped, not read: {}{more}",
                 self.name,
@@ -733,7 +768,9 @@ impl<'n> JsonLines<'n> {
 }
 
 fn not_a_run(description: &str) -> Error {
-    invalid(format!("not a run ({description}): a line of a JSON Lines file of runs holds one run"))
+    invalid(format!(
+        "not a run ({description}): a line of a JSON Lines file of runs holds one run"
+    ))
 }
 
 /// Why a directory entry was not read.
@@ -827,7 +864,10 @@ pub fn walk_in(fs: &mut dyn FileSystem, path: &Path) -> Result<Walk> {
         let entries = match fs.read_dir(&dir) {
             Ok(entries) => entries,
             Err(e) if top => {
-                return Err(Error::new(ErrorKind::InvalidArgument, format!("{}: {e}", dir.display())))
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    format!("{}: {e}", dir.display()),
+                ))
             }
             Err(e) => {
                 walk.unreadable.push((dir, e.to_string()));
@@ -898,7 +938,9 @@ pub fn trace_files(path: &Path) -> Result<Vec<PathBuf>> {
 
 fn is_trace_file(name: &str) -> bool {
     let name = name.strip_suffix(".gz").unwrap_or(name);
-    [".json", ".jsonl", ".ndjson", ".traj"].iter().any(|e| name.ends_with(e))
+    [".json", ".jsonl", ".ndjson", ".traj"]
+        .iter()
+        .any(|e| name.ends_with(e))
 }
 
 /// Reads every run under a path (a file, or a directory's trace files).

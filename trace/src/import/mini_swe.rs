@@ -14,8 +14,8 @@ use doom_loop::error::Result;
 use doom_loop::js_string::JsString;
 use doom_loop::json::Value;
 
-use super::{content_text, get, string_field};
 use super::swe_agent::bash_call;
+use super::{content_text, get, string_field};
 use crate::transcript::TranscriptRound;
 
 /// True when some assistant message holds a bash block.
@@ -55,7 +55,9 @@ pub fn bash_blocks(text: &str) -> Vec<&str> {
             .filter(|(_, c)| *c == '\n')
             .find_map(|(newline, _)| {
                 let body_start = start + newline + 1;
-                text[body_start..].find("\n```").map(|end| (body_start, body_start + end))
+                text[body_start..]
+                    .find("\n```")
+                    .map(|end| (body_start, body_start + end))
             });
         if let Some((body_start, body_end)) = closing {
             found.push(text[body_start..body_end].trim());
@@ -90,10 +92,17 @@ pub fn rounds(messages: &[Value]) -> Result<Vec<TranscriptRound>> {
                 })
                 .unwrap_or_default();
             awaiting = (!calls.is_empty()).then_some(rounds.len());
-            rounds.push(TranscriptRound { text, calls, ..TranscriptRound::default() });
+            rounds.push(TranscriptRound {
+                text,
+                calls,
+                ..TranscriptRound::default()
+            });
         } else if let (Some(index), Some(output)) = (awaiting.take(), text) {
             let failed = return_code(&output.to_utf8_lossy()).is_some_and(|c| c != "0");
-            if let Some(call) = rounds.get_mut(index).and_then(|r: &mut TranscriptRound| r.calls.first_mut()) {
+            if let Some(call) = rounds
+                .get_mut(index)
+                .and_then(|r: &mut TranscriptRound| r.calls.first_mut())
+            {
                 call.result = Some(Value::String(output));
                 call.failed = failed;
             }

@@ -35,8 +35,9 @@ pub mod rounds;
 pub mod swe_agent;
 
 pub use lines::{
-    decode, for_each_file_run, for_each_file_run_in, for_each_run, gzip_limit_error, gzip_refused, import_bytes, import_file, import_one, import_path,
-    import_single, import_text, trace_files, unreadable, walk, walk_in, ImportedRun, Skipped, Walk, MAX_DECOMPRESSED_BYTES,
+    decode, for_each_file_run, for_each_file_run_in, for_each_run, gzip_limit_error, gzip_refused, import_bytes,
+    import_file, import_one, import_path, import_single, import_text, trace_files, unreadable, walk, walk_in,
+    ImportedRun, Skipped, Walk, MAX_DECOMPRESSED_BYTES,
 };
 
 /// The trace formats the importers read.
@@ -170,7 +171,9 @@ pub(crate) fn output_value(output: Option<&Value>) -> Option<Value> {
     match output {
         None | Some(Value::Null) | Some(Value::Undefined) => None,
         Some(Value::Array(parts))
-            if parts.iter().all(|p| string_field(p, &["text"]).is_some() || matches!(p, Value::String(_))) =>
+            if parts
+                .iter()
+                .all(|p| string_field(p, &["text"]).is_some() || matches!(p, Value::String(_))) =>
         {
             let mut text = JsString::new();
             for (i, part) in parts.iter().enumerate() {
@@ -375,9 +378,9 @@ fn mentions_tool_calls(messages: &[Value]) -> bool {
 
 fn has_block(item: &Value, suffix: &[u8]) -> bool {
     array(item, "content").is_some_and(|blocks| {
-        blocks.iter().any(|b| {
-            string_field(b, &["type"]).is_some_and(|t| t.as_bytes().ends_with(suffix))
-        })
+        blocks
+            .iter()
+            .any(|b| string_field(b, &["type"]).is_some_and(|t| t.as_bytes().ends_with(suffix)))
     })
 }
 
@@ -411,15 +414,19 @@ fn detect_list(items: &[Value]) -> Result<Format> {
     if items.iter().any(|i| get(i, "parts").is_some()) {
         return Ok(Format::Gemini);
     }
-    if items.iter().any(|i| has_block(i, b"tool_use") || has_block(i, b"tool_result") || has_block(i, b"thinking")) {
+    if items
+        .iter()
+        .any(|i| has_block(i, b"tool_use") || has_block(i, b"tool_result") || has_block(i, b"thinking"))
+    {
         return Ok(Format::Anthropic);
     }
-    if items.iter().any(|i| get(i, "tool_calls").is_some() || get(i, "function_call").is_some_and(|f| f.as_object().is_some())) {
+    if items
+        .iter()
+        .any(|i| get(i, "tool_calls").is_some() || get(i, "function_call").is_some_and(|f| f.as_object().is_some()))
+    {
         return Ok(Format::OpenAiChat);
     }
-    if items.iter().any(|i| {
-        is_type(i, responses::ITEM_TYPES)
-    }) {
+    if items.iter().any(|i| is_type(i, responses::ITEM_TYPES)) {
         return Ok(Format::Responses);
     }
     let roles = items.iter().filter(|i| string_field(i, &["role"]).is_some()).count();
@@ -435,7 +442,9 @@ fn detect_list(items: &[Value]) -> Result<Format> {
 /// The format whose calls or results a message carries, if any.
 fn call_format(item: &Value) -> Option<Format> {
     if array(item, "parts").is_some_and(|parts| {
-        parts.iter().any(|p| get(p, "functionCall").is_some() || get(p, "functionResponse").is_some())
+        parts
+            .iter()
+            .any(|p| get(p, "functionCall").is_some() || get(p, "functionResponse").is_some())
     }) {
         return Some(Format::Gemini);
     }
@@ -564,7 +573,10 @@ pub fn import_detected(document: &Value) -> Result<(Format, Transcript)> {
     };
     let format = detect(document)?;
     let option = get(document, "doomLoop").cloned().unwrap_or(Value::Bool(true));
-    let loop_keys = get(document, "loopKeys").and_then(Value::as_object).cloned().unwrap_or_default();
+    let loop_keys = get(document, "loopKeys")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     let rounds = match format {
         Format::Rounds => rounds::rounds(document)?,
         Format::OpenAiChat => chat::rounds(messages_of(document, &["messages", "input"]))?,

@@ -25,21 +25,40 @@ use super::{array, at, call_from, get, string_field, Builder};
 use crate::transcript::TranscriptRound;
 
 /// Fields OpenHands adds to an action's `args` that the model did not send.
-const ADDED_ARGS: &[&str] = &["thought", "confirmation_state", "security_risk", "hidden", "impl_source", "blocking"];
+const ADDED_ARGS: &[&str] = &[
+    "thought",
+    "confirmation_state",
+    "security_risk",
+    "hidden",
+    "impl_source",
+    "blocking",
+];
 
 /// Actions that are not tool calls.
-const NOT_CALLS: &[&str] = &["message", "system", "recall", "change_agent_state", "null", "condensation", "condensation_request"];
+const NOT_CALLS: &[&str] = &[
+    "message",
+    "system",
+    "recall",
+    "change_agent_state",
+    "null",
+    "condensation",
+    "condensation_request",
+];
 
 /// True when a list is OpenHands events: items with a `source` and an
 /// `action` or `observation`, or `[action, observation]` pairs.
 pub(crate) fn is_events(items: &[Value]) -> bool {
-    let event = |item: &Value| get(item, "source").is_some() && (get(item, "action").is_some() || get(item, "observation").is_some());
+    let event = |item: &Value| {
+        get(item, "source").is_some() && (get(item, "action").is_some() || get(item, "observation").is_some())
+    };
     !items.is_empty()
         && items.iter().all(|item| match item {
             Value::Array(pair) => pair.iter().all(event),
             other => event(other),
         })
-        && items.iter().any(|item| !matches!(item, Value::Array(pair) if pair.is_empty()))
+        && items
+            .iter()
+            .any(|item| !matches!(item, Value::Array(pair) if pair.is_empty()))
 }
 
 /// The events of a list, pairs flattened.
@@ -79,7 +98,10 @@ fn event_into(builder: &mut Builder, event: &Value, response: &mut Option<JsStri
         if action == "message" {
             builder.end_turn();
             *response = None;
-            if let Some(text) = get(event, "args").and_then(|a| string_field(a, &["content"])).filter(|t| !t.is_empty()) {
+            if let Some(text) = get(event, "args")
+                .and_then(|a| string_field(a, &["content"]))
+                .filter(|t| !t.is_empty())
+            {
                 builder.text(text);
             }
             builder.end_turn();
@@ -89,19 +111,27 @@ fn event_into(builder: &mut Builder, event: &Value, response: &mut Option<JsStri
             return Ok(());
         }
         let metadata = get(event, "tool_call_metadata");
-        let response_id = metadata.and_then(|m| get(m, "model_response")).and_then(|r| string_field(r, &["id"]));
+        let response_id = metadata
+            .and_then(|m| get(m, "model_response"))
+            .and_then(|r| string_field(r, &["id"]));
         if response_id.is_none() || response_id != *response {
             builder.end_turn();
         }
         *response = response_id;
-        if let Some(thought) = get(event, "args").and_then(|a| string_field(a, &["thought"])).filter(|t| !t.is_empty()) {
+        if let Some(thought) = get(event, "args")
+            .and_then(|a| string_field(a, &["thought"]))
+            .filter(|t| !t.is_empty())
+        {
             builder.text(thought);
         }
         let name = metadata
             .and_then(|m| string_field(m, &["function_name"]))
             .unwrap_or_else(|| JsString::from(action.as_str()));
         let id = string_field(event, &["id"]).or_else(|| number_id(event));
-        builder.call(call_from(name, model_arguments(metadata).or_else(|| model_args(event)).as_ref()), id.as_ref());
+        builder.call(
+            call_from(name, model_arguments(metadata).or_else(|| model_args(event)).as_ref()),
+            id.as_ref(),
+        );
     } else if get(event, "observation").is_some() {
         let result = get(event, "content").cloned();
         let failed = string_field(event, &["observation"]).is_some_and(|o| o == "error")
@@ -147,7 +177,9 @@ fn model_arguments(metadata: Option<&Value>) -> Option<Value> {
     let choices = array(get(metadata, "model_response")?, "choices")?;
     choices.iter().find_map(|choice| {
         let calls = array(get(choice, "message")?, "tool_calls")?;
-        let call = calls.iter().find(|c| string_field(c, &["id"]).as_ref() == Some(&call_id))?;
+        let call = calls
+            .iter()
+            .find(|c| string_field(c, &["id"]).as_ref() == Some(&call_id))?;
         get(call, "function").and_then(|f| get(f, "arguments")).cloned()
     })
 }

@@ -36,7 +36,9 @@ pub(crate) fn is_pi(messages: &[Value]) -> bool {
     messages.iter().any(|m| {
         string_field(m, &["role"]).is_some_and(|r| r == "toolResult")
             || array(m, "content").is_some_and(|blocks| {
-                blocks.iter().any(|b| string_field(b, &["type"]).is_some_and(|t| t == "toolCall"))
+                blocks
+                    .iter()
+                    .any(|b| string_field(b, &["type"]).is_some_and(|t| t == "toolCall"))
             })
     })
 }
@@ -95,7 +97,9 @@ pub fn rounds(messages: &[Value]) -> Result<Vec<TranscriptRound>> {
 }
 
 fn message_into(builder: &mut Builder, message: &Value) -> Result<()> {
-    let role = string_field(message, &["role"]).map(|r| r.to_string()).unwrap_or_default();
+    let role = string_field(message, &["role"])
+        .map(|r| r.to_string())
+        .unwrap_or_default();
     match role.as_str() {
         "assistant" => {
             builder.end_turn();
@@ -121,14 +125,17 @@ fn message_into(builder: &mut Builder, message: &Value) -> Result<()> {
                 }
             }
             if let Some(usage) = get(message, "usage") {
-                let tokens = ["totalTokens", "total"].iter().find_map(|k| get(usage, k).and_then(Value::as_f64));
+                let tokens = ["totalTokens", "total"]
+                    .iter()
+                    .find_map(|k| get(usage, k).and_then(Value::as_f64));
                 builder.usage(tokens.or_else(|| {
                     Some(get(usage, "input")?.as_f64()? + get(usage, "output").and_then(Value::as_f64).unwrap_or(0.0))
                 }));
             }
         }
         "toolResult" => {
-            let result = output_value(get(message, "content")).or_else(|| content_text(get(message, "content")).map(Value::String));
+            let result = output_value(get(message, "content"))
+                .or_else(|| content_text(get(message, "content")).map(Value::String));
             let failed = matches!(get(message, "isError"), Some(Value::Bool(true)));
             let matched = match string_field(message, &["toolCallId"]) {
                 Some(id) => builder.result_by_id(&id, result.clone(), failed),

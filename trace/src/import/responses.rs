@@ -52,7 +52,10 @@ fn item_into(builder: &mut Builder, item: &Value) -> Result<()> {
             // Codex rollouts log each response's usage as an event after it.
             let last = get(item, "info").and_then(|info| get(info, "last_token_usage"));
             let number = |k: &str| last.and_then(|l| get(l, k)).and_then(Value::as_f64);
-            builder.usage(number("total_tokens").or_else(|| Some(number("input_tokens")? + number("output_tokens").unwrap_or(0.0))));
+            builder.usage(
+                number("total_tokens")
+                    .or_else(|| Some(number("input_tokens")? + number("output_tokens").unwrap_or(0.0))),
+            );
         }
         Some(b"function_call_output") | Some(b"custom_tool_call_output") => {
             builder.end_turn();

@@ -58,6 +58,8 @@ fn round(round: &Value) -> Result<TranscriptRound> {
             .collect::<Result<Vec<_>>>()?,
         Some(_) => return Err(invalid("`calls` is not an array")),
     };
-    let tokens = get(round, "tokens").and_then(Value::as_f64).filter(|t| t.is_finite() && *t >= 0.0);
+    let tokens = get(round, "tokens")
+        .and_then(Value::as_f64)
+        .filter(|t| t.is_finite() && *t >= 0.0);
     Ok(TranscriptRound { text, calls, tokens })
 }

@@ -54,5 +54,9 @@ fn step_round(step: &Value) -> Result<TranscriptRound> {
         .filter(|a| !a.is_empty())
         .map(|a| vec![bash_call(JsString::from(a), result)])
         .unwrap_or_default();
-    Ok(TranscriptRound { text, calls, ..TranscriptRound::default() })
+    Ok(TranscriptRound {
+        text,
+        calls,
+        ..TranscriptRound::default()
+    })
 }

@@ -46,6 +46,10 @@ pub fn actions(transcript: &Transcript) -> Vec<String> {
     timeline
         .rounds
         .iter()
-        .flat_map(|r| r.calls.iter().map(|c| c.verdict.as_ref().map_or("-", |v| v.action.as_str()).to_string()))
+        .flat_map(|r| {
+            r.calls
+                .iter()
+                .map(|c| c.verdict.as_ref().map_or("-", |v| v.action.as_str()).to_string())
+        })
         .collect()
 }

@@ -31,7 +31,10 @@ fn utf8(bytes: Vec<u8>) -> Outcome<String> {
 
 /// A JS error's message.
 fn message(error: &JsValue) -> String {
-    Reflect::get(error, &"message".into()).ok().and_then(|m| m.as_string()).unwrap_or_default()
+    Reflect::get(error, &"message".into())
+        .ok()
+        .and_then(|m| m.as_string())
+        .unwrap_or_default()
 }
 
 /// How a binding failure reaches JS: `TypeError` where the reference throws
@@ -44,21 +47,30 @@ fn js_error<T>(result: Result<T, doom_loop_wasm::WasmError>) -> JsValue {
 }
 
 fn assert_type_error(error: &JsValue, needle: &str) {
-    assert!(error.is_instance_of::<js_sys::TypeError>(), "not a TypeError: {}", message(error));
-    assert!(message(error).contains(needle), "message {:?} lacks {needle:?}", message(error));
+    let is_type_error = error.is_instance_of::<js_sys::TypeError>();
+    assert!(is_type_error, "not a TypeError: {}", message(error));
+    assert_message_has(error, needle);
 }
 
 fn assert_plain_error(error: &JsValue, needle: &str) {
     assert!(error.is_instance_of::<js_sys::Error>(), "not an Error: {error:?}");
-    assert!(!error.is_instance_of::<js_sys::TypeError>(), "a TypeError: {}", message(error));
-    assert!(message(error).contains(needle), "message {:?} lacks {needle:?}", message(error));
+    let is_type_error = error.is_instance_of::<js_sys::TypeError>();
+    assert!(!is_type_error, "a TypeError: {}", message(error));
+    assert_message_has(error, needle);
+}
+
+fn assert_message_has(error: &JsValue, needle: &str) {
+    let text = message(error);
+    assert!(text.contains(needle), "message {text:?} lacks {needle:?}");
 }
 
 /// The resolved config of a `doomLoop` option, as the shim passes it to `new Monitor`.
 fn resolved(option: &str) -> Outcome<String> {
     let answer = js_sys::JSON::parse(&resolve_option(option)?)?;
     let config = Reflect::get(&answer, &"resolved".into())?;
-    js_sys::JSON::stringify(&config)?.as_string().ok_or_else(|| missing("the resolved config's JSON"))
+    js_sys::JSON::stringify(&config)?
+        .as_string()
+        .ok_or_else(|| missing("the resolved config's JSON"))
 }
 
 fn monitor() -> Outcome<Monitor> {
@@ -68,7 +80,11 @@ fn monitor() -> Outcome<Monitor> {
 /// A fresh view of `len` bytes of wasm memory at `address`, as the shim makes one.
 fn view(address: *const u8, len: usize) -> Outcome<Uint8Array> {
     let memory = io_memory().dyn_into::<WebAssembly::Memory>()?;
-    Ok(Uint8Array::new_with_byte_offset_and_length(&memory.buffer(), address as u32, len as u32))
+    Ok(Uint8Array::new_with_byte_offset_and_length(
+        &memory.buffer(),
+        address as u32,
+        len as u32,
+    ))
 }
 
 /// Writes `parts` back to back into the I/O buffer through a JS view; their lengths.
@@ -77,7 +93,9 @@ fn write_io(parts: &[&str]) -> Outcome<Vec<usize>> {
     let bytes = view(io_buffer(total), total)?;
     let mut at = 0;
     for part in parts {
-        bytes.subarray(at as u32, (at + part.len()) as u32).copy_from(part.as_bytes());
+        bytes
+            .subarray(at as u32, (at + part.len()) as u32)
+            .copy_from(part.as_bytes());
         at += part.len();
     }
     Ok(parts.iter().map(|p| p.len()).collect())
@@ -94,7 +112,10 @@ fn type_errors_where_the_reference_throws_one() {
     // A config without its sections: the reference reads a property of undefined.
     assert_type_error(&js_error(Monitor::new("{}")), "lacks `ladder`");
     // A field list over a non-object: the reference's `in` operator throws.
-    assert_type_error(&js_error(resolve_loop_key_declaration(r#"["id"]"#, "5")), "Cannot use 'in' operator");
+    assert_type_error(
+        &js_error(resolve_loop_key_declaration(r#"["id"]"#, "5")),
+        "Cannot use 'in' operator",
+    );
 }
 
 #[wasm_bindgen_test]
@@ -178,11 +199,15 @@ fn io_record_verdict_longer_than_the_buffer_is_read_whole() -> Outcome {
         let verdict_len = (packed as usize) / 2;
         let out = read_io(72 + verdict_len)?;
         let expected = js_sys::JSON::parse(&expected)?;
-        let fingerprint =
-            Reflect::get(&expected, &"fingerprint".into())?.as_string().ok_or_else(|| missing("the record's fingerprint"))?;
+        let fingerprint = Reflect::get(&expected, &"fingerprint".into())?
+            .as_string()
+            .ok_or_else(|| missing("the record's fingerprint"))?;
         assert_eq!(utf8(out[..64].to_vec())?, fingerprint);
         let streak_bytes: [u8; 8] = out[64..72].try_into().map_err(|_| missing("the streak's 8 bytes"))?;
-        assert_eq!(JsValue::from(f64::from_le_bytes(streak_bytes)), Reflect::get(&expected, &"streak".into())?);
+        assert_eq!(
+            JsValue::from(f64::from_le_bytes(streak_bytes)),
+            Reflect::get(&expected, &"streak".into())?
+        );
         if verdict_len > 0 {
             saw_verdict = true;
             assert!(verdict_len > tool.len(), "the verdict names the tool");
@@ -232,7 +257,11 @@ fn hostile_state_blobs_restore_without_a_trap() -> Outcome {
         }
         // The monitor keeps working and its state stays JSON.
         let state = m.get_state();
-        assert!(js_sys::JSON::parse(&state).is_ok(), "state is not JSON after restoring {}", &blob[..blob.len().min(60)]);
+        assert!(
+            js_sys::JSON::parse(&state).is_ok(),
+            "state is not JSON after restoring {}",
+            &blob[..blob.len().min(60)]
+        );
         let record = m.record_tool_call("\"bash\"", "{}", 1.0, "{}")?;
         assert!(js_sys::JSON::parse(&record).is_ok());
         // And what it saves restores into a fresh monitor unchanged.
