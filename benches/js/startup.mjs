@@ -11,7 +11,10 @@
 //    import does — reading and compiling the .wasm, loading the shim — and
 //    nothing of Node's own start.
 // 3. Where that time goes, for the record: compiling the .wasm alone
-//    (`new WebAssembly.Module`, fresh processes).
+//    (`new WebAssembly.Module`, fresh processes), and the steps of the
+//    Node entry timed inside fresh processes — the shim (api.cjs), the
+//    glue (reading, compiling and instantiating the .wasm), the entry's
+//    install, the first fingerprint (V8's baseline tiers) — medians.
 //
 // Usage: node benches/js/startup.mjs [--runs N] [--json FILE]   (N ≥ 30; default 40)
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -71,6 +74,22 @@ for (let i = 0; i < 15; i++) {
   compileMs.push(Number(run.stdout));
 }
 console.log(`  of which compiling the detector module (new WebAssembly.Module): median ${median(compileMs).toFixed(2)} ms over 15 fresh processes`);
+
+// The Node entry's steps as node.cjs runs them, timed inside the process.
+const stepsSource = `const t = [performance.now()];
+const api = require(${JSON.stringify(pkg('api.cjs'))}); t.push(performance.now());
+require(${JSON.stringify(pkg('doom_loop_node.cjs'))}); t.push(performance.now());
+const m = require(${JSON.stringify(pkg('node.cjs'))}); t.push(performance.now());
+m.fingerprintToolCallSync('bash', { command: 'grep -rn TODO src/', cwd: '/home/user/project' }); t.push(performance.now());
+console.log(JSON.stringify(t.slice(1).map((x, i) => x - t[i])));`;
+const STEPS = ['shim (api.cjs)', 'glue: read + compile + instantiate the .wasm', 'entry install', 'first fingerprint'];
+const stepMs = STEPS.map(() => []);
+for (let i = 0; i < 15; i++) {
+  const run = spawnSync(process.execPath, ['-e', stepsSource], { encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`steps probe failed: ${run.stderr}`);
+  JSON.parse(run.stdout).forEach((ms, step) => stepMs[step].push(ms));
+}
+console.log(`  the Node entry's steps inside the process (medians of 15): ${STEPS.map((name, i) => `${name} ${median(stepMs[i]).toFixed(2)} ms`).join(', ')}`);
 load.push(loadavg()[0]);
 console.log(`  load average ${load.map((l) => l.toFixed(1)).join(' → ')} on ${(await import('node:os')).availableParallelism()} cores (a loaded machine inflates every time here)`);
 
@@ -78,6 +97,6 @@ const jsonOut = arg('--json');
 if (jsonOut) {
   writeFileSync(
     jsonOut,
-    `${JSON.stringify({ node: process.version, raw: wasm.length, gzip: gzipped, sizeTarget: SIZE_TARGET, coldMs: Number(cold.toFixed(2)), coldTargetMs: COLD_TARGET_MS, bareMs: median(bareMs), importMs: median(coldMs), compileMs: median(compileMs), runs, loadAverage: load }, null, 2)}\n`,
+    `${JSON.stringify({ node: process.version, raw: wasm.length, gzip: gzipped, sizeTarget: SIZE_TARGET, coldMs: Number(cold.toFixed(2)), coldTargetMs: COLD_TARGET_MS, bareMs: median(bareMs), importMs: median(coldMs), compileMs: median(compileMs), stepsMs: Object.fromEntries(STEPS.map((name, i) => [name, Number(median(stepMs[i]).toFixed(2))])), runs, loadAverage: load }, null, 2)}\n`,
   );
 }
