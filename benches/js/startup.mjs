@@ -77,7 +77,7 @@ console.log(`  of which compiling the detector module (new WebAssembly.Module): 
 
 // The Node entry's steps as node.cjs runs them, timed inside the process.
 const stepsSource = `const t = [performance.now()];
-const api = require(${JSON.stringify(pkg('api.cjs'))}); t.push(performance.now());
+require(${JSON.stringify(pkg('api.cjs'))}); t.push(performance.now());
 require(${JSON.stringify(pkg('doom_loop_node.cjs'))}); t.push(performance.now());
 const m = require(${JSON.stringify(pkg('node.cjs'))}); t.push(performance.now());
 m.fingerprintToolCallSync('bash', { command: 'grep -rn TODO src/', cwd: '/home/user/project' }); t.push(performance.now());
