@@ -4,15 +4,9 @@
 const { install, ...api } = require('./api.cjs');
 
 const glue = require('./doom_loop_node.cjs');
-// The runtime's native SHA-256 for large inputs (the core decides when);
-// node:crypto is loaded on the first of them, not at import (it would be
-// a good part of the cold start).
-const memory = glue.ioMemory();
-let createHash;
-glue.setHostSha256((address, length) => {
-  createHash ??= require('node:crypto').createHash;
-  return createHash('sha256').update(new Uint8Array(memory.buffer, address, length)).digest();
-});
+// The runtime's native SHA-256 (the core decides when; node:crypto is
+// loaded on the first large input, not at import: see node-sha256.cjs).
+require('./node-sha256.cjs')(glue);
 // A Proxy test that runs no trap: plain key material then skips the
 // reference-order walk (js/lower.js).
 install(glue, { isProxy: require('node:util').types.isProxy });

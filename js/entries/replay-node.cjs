@@ -5,13 +5,8 @@
 const { installTooling, ...api } = require('./replay.cjs');
 
 const glue = require('./doom_loop_full_node.cjs');
-// The runtime's native SHA-256 for large inputs, as in node.cjs.
-const memory = glue.ioMemory();
-let createHash;
-glue.setHostSha256((address, length) => {
-  createHash ??= require('node:crypto').createHash;
-  return createHash('sha256').update(new Uint8Array(memory.buffer, address, length)).digest();
-});
+// The runtime's native SHA-256, as in node.cjs.
+require('./node-sha256.cjs')(glue);
 installTooling(glue, api);
 api.init = async function init() {};
 module.exports = api;

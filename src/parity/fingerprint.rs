@@ -9,9 +9,11 @@
 //! The digest is computed here (sha2) unless the host registered a faster
 //! SHA-256 with `set_sha256_backend` — Node, Bun and Deno have a native,
 //! hardware-accelerated one that the wasm build would otherwise re-do in
-//! software. Only large inputs use it (a call across the boundary costs
-//! more than hashing a few blocks); the bytes hashed are the same either way.
+//! software. Only inputs of some length use it (a call across the boundary
+//! costs more than hashing a block or two); the bytes hashed are the same
+//! either way.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use crate::canonical::{canonicalize_into, canonicalize_lowered_into, canonicalize_lowered_with_strings_into};
@@ -129,11 +131,14 @@ pub(crate) type Sha256Backend = fn(&[u8]) -> Option<[u8; 32]>;
 
 static BACKEND: OnceLock<Sha256Backend> = OnceLock::new();
 
-/// Inputs shorter than this are always hashed here. Measured in Node 20
-/// (`docs/performance.md`): sha2 in wasm costs ≈ 0.27 µs a 64-byte block,
-/// a call out to `node:crypto` ≈ 2–3 µs whatever the size, so the host
-/// wins from ≈ 10 blocks; 1 KiB (16) leaves the small calls in wasm.
-const BACKEND_THRESHOLD: usize = 1024;
+/// Inputs shorter than this are hashed here unless the host lowers it
+/// (`set_sha256_backend_min`). Measured in Node 20 (`docs/performance.md`):
+/// sha2 in wasm costs ≈ 0.27 µs a 64-byte block and a call out to the host
+/// 0.5–3 µs depending on what the host has loaded, so the binding starts at
+/// 1 KiB (16 blocks) and lowers it once the host's hash is cheap.
+const DEFAULT_BACKEND_MIN: usize = 1024;
+
+static BACKEND_MIN: AtomicUsize = AtomicUsize::new(DEFAULT_BACKEND_MIN);
 
 /// Registers a host SHA-256 for large inputs (once; later calls are
 /// ignored and return `false`). It must compute SHA-256: fingerprints are
@@ -147,8 +152,16 @@ pub fn set_sha256_backend(backend: fn(&[u8]) -> Option<[u8; 32]>) -> bool {
     BACKEND.set(backend).is_ok()
 }
 
+/// The input length from which the registered backend is asked (1 KiB
+/// until this is called). Which one hashes never changes a fingerprint,
+/// only its cost. Hidden, process-global, as [`set_sha256_backend`].
+#[doc(hidden)]
+pub fn set_sha256_backend_min(min_len: usize) {
+    BACKEND_MIN.store(min_len, Ordering::Relaxed);
+}
+
 pub(crate) fn digest(bytes: &[u8]) -> [u8; 32] {
-    if bytes.len() >= BACKEND_THRESHOLD {
+    if bytes.len() >= BACKEND_MIN.load(Ordering::Relaxed) {
         if let Some(digest) = BACKEND.get().and_then(|backend| backend(bytes)) {
             return digest;
         }

@@ -1,6 +1,8 @@
 // Fingerprints on both sides of the size from which the Node entry hands
-// SHA-256 to node:crypto instead of hashing in wasm (BACKEND_THRESHOLD in
-// src/parity/fingerprint.rs, 1 KiB of `toolName + "\n" + canonical JSON`),
+// SHA-256 to node:crypto instead of hashing in wasm (1 KiB of
+// `toolName + "\n" + canonical JSON` until node:crypto is loaded, 320 bytes
+// from then on: DEFAULT_BACKEND_MIN in src/parity/fingerprint.rs,
+// js/entries/node-sha256.cjs),
 // and strings dense with escapes (source code in an edit), which the core
 // copies verbatim while it scans them: each must equal what the reference
 // computes, `canonicalize` + SHA-256 of the UTF-8 bytes. A wrong backend
@@ -9,6 +11,7 @@
 
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import canonicalize from 'canonicalize';
 import * as pkg from '../../pkg/node.mjs';
@@ -52,4 +55,42 @@ test('strings dense with escapes are fingerprinted as the reference does', () =>
       assert.equal(pkg.fingerprintToolCallSync('edit', value), expected('edit', value), `${JSON.stringify(shape)} × ${count}`);
     }
   }
+});
+
+test('once node:crypto is loaded, fingerprints straddling the lower threshold (320 bytes) are unchanged', () => {
+  const tool = 'edit';
+  pkg.fingerprintToolCallSync(tool, 'x'.repeat(4096)); // loads node:crypto, lowers the threshold
+  for (let total = 300; total <= 340; total++) {
+    const body = 'y'.repeat(total - tool.length - 3);
+    assert.equal(pkg.fingerprintToolCallSync(tool, body), expected(tool, body), `${total} bytes hashed`);
+    const value = { n: total, body: body.slice(12) };
+    assert.equal(pkg.fingerprintToolCallSync(tool, value), expected(tool, value), `object, ${total} bytes`);
+  }
+});
+
+test('regression: a host hash that answers anything but 64 lowercase hex digits is not trusted (sha2 hashes instead)', () => {
+  const require = createRequire(import.meta.url);
+  // The glue the Node entry installed (one instance per process).
+  const glue = require('../../pkg/doom_loop_node.cjs');
+  const answers = ['', 'A'.repeat(64), '0'.repeat(63), '0'.repeat(65), 'g'.repeat(64), 42, null, new Uint8Array(32)];
+  try {
+    for (const answer of answers) {
+      let asked = 0;
+      glue.setHostSha256(() => {
+        asked++;
+        return answer;
+      }, 0);
+      const value = { answer: String(answer) };
+      assert.equal(pkg.fingerprintToolCallSync('t', value), expected('t', value), `host answered ${JSON.stringify(answer)}`);
+      assert.equal(asked, 1, 'the host was asked');
+    }
+    glue.setHostSha256(() => {
+      throw new Error('host failure');
+    }, 0);
+    assert.equal(pkg.fingerprintToolCallSync('t', 'z'), expected('t', 'z'), 'a host that throws');
+  } finally {
+    require('../../pkg/node-sha256.cjs')(glue);
+  }
+  const large = 'w'.repeat(5000);
+  assert.equal(pkg.fingerprintToolCallSync('t', large), expected('t', large), 'the real host again');
 });

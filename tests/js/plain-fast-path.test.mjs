@@ -142,6 +142,24 @@ test('getters run as the reference runs them: twice per object member, once per 
   assert.deepEqual(log, []);
 });
 
+test('accessors without a getter read as undefined, and a replaced __lookupGetter__ is never called', async () => {
+  await agree(() => {
+    const log = [];
+    const value = { a: 1 };
+    Object.defineProperty(value, 'b', { set: () => log.push('set b'), enumerable: true });
+    const list = [1, 2];
+    Object.defineProperty(list, 1, { set: () => log.push('set 1'), enumerable: true });
+    return { value: { value, list }, log };
+  }, '{"list":[1,null],"value":{"a":1}}', []);
+  // The plainness check holds the intrinsic from load time; a replacement
+  // installed later (user code) must not run.
+  const log = [];
+  await withPolluted(Object.prototype, '__lookupGetter__', { value: () => (log.push('lookup'), undefined), writable: true }, () =>
+    agree(() => ({ value: { a: [1, { b: 2 }], get c() { return 3; } } }), '{"a":[1,{"b":2}],"c":3}'),
+  );
+  assert.deepEqual(log, []);
+});
+
 test('a Proxy is read through its traps in the reference order', async () => {
   await agree(() => {
     const log = [];

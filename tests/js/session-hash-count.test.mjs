@@ -1,9 +1,10 @@
 // How many times the session engine hashes a call. Each call of a response
 // is fingerprinted once, for its round's declaration and for its record
 // alike; until this release it was canonicalized and hashed twice. In Node
-// a hashed text of 1 KiB or more goes to node:crypto (BACKEND_THRESHOLD in
-// src/parity/fingerprint.rs), so counting `createHash('sha256')` calls
-// counts fingerprints of large arguments. This file runs in its own process
+// a hashed text of 1 KiB or more goes to node:crypto (DEFAULT_BACKEND_MIN in
+// src/parity/fingerprint.rs; js/entries/node-sha256.cjs), so counting its
+// SHA-256 calls (`crypto.hash`, or `createHash` where Node lacks it) counts
+// fingerprints of large arguments. This file runs in its own process
 // (node --test), so the count starts before the package hashes anything.
 
 import assert from 'node:assert/strict';
@@ -14,12 +15,20 @@ const require = createRequire(import.meta.url);
 const crypto = require('node:crypto');
 const realCreateHash = crypto.createHash;
 let hashes = 0;
-// The Node entry takes `createHash` from node:crypto on its first large
-// hash (not at import), so replacing the export here is what it will call.
+// The Node entry reads node:crypto's exports on each large hash (it loads
+// the module on the first, not at import), so replacing them here is what
+// it will call.
 crypto.createHash = (algorithm, ...rest) => {
   if (algorithm === 'sha256') hashes++;
   return realCreateHash(algorithm, ...rest);
 };
+const realHash = crypto.hash;
+if (typeof realHash === 'function') {
+  crypto.hash = (algorithm, ...rest) => {
+    if (algorithm === 'sha256') hashes++;
+    return realHash(algorithm, ...rest);
+  };
+}
 const pkg = require('../../pkg/node.cjs');
 
 const large = (n) => ({ path: `src/file-${n}.ts`, content: `export const x${n} = 1;\n`.repeat(100) });

@@ -15,7 +15,7 @@ use doom_loop::canonical::canonicalize_lowered;
 use doom_loop::config::{resolve_doom_loop_option, ResolvedConfig};
 use doom_loop::fingerprint::{
     fingerprint_lowered_key_material, fingerprint_lowered_tool_call, fingerprint_lowered_tool_call_with_strings,
-    set_sha256_backend,
+    set_sha256_backend, set_sha256_backend_min,
 };
 use doom_loop::json::{parse_lowered, parse_lowered_with_strings, to_json, write_json_string, Value};
 use doom_loop::ladder::{Ladder, LadderOptions};
@@ -64,15 +64,29 @@ thread_local! {
     static HOST_SHA256: std::cell::RefCell<Option<js_sys::Function>> = const { std::cell::RefCell::new(None) };
 }
 
-/// Registers the host's native SHA-256, used for large inputs; any failure
-/// falls back to sha2. It is called as `(address, length)` with the input in
-/// wasm memory (`ioMemory()`), to be read in place — a copy of a large input
-/// would cost a good part of the hashing — and returns the 32-byte digest
-/// as a `Uint8Array`.
+/// Registers the host's native SHA-256, asked for inputs of `min_len`
+/// bytes or more; any failure falls back to sha2. It is called as
+/// `(address, length)` with the input in wasm memory (`ioMemory()`), to be
+/// read in place — a copy of a large input would cost a good part of the
+/// hashing — and returns the digest as 64 lowercase hex digits (a string:
+/// Node's `crypto.hash(…, 'hex')` makes one faster than a 32-byte buffer).
 #[wasm_bindgen(js_name = setHostSha256)]
-pub fn set_host_sha256(sha256: js_sys::Function) {
-    HOST_SHA256.with(|slot| *slot.borrow_mut() = Some(sha256));
+pub fn set_host_sha256(sha256: js_sys::Function, min_len: usize) {
+    HOST_SHA256.with(|slot| {
+        if let Ok(mut slot) = slot.try_borrow_mut() {
+            *slot = Some(sha256);
+        }
+    });
     set_sha256_backend(host_sha256);
+    set_sha256_backend_min(min_len);
+}
+
+/// Moves the length from which the host's SHA-256 is asked (the host calls
+/// it once its hash is cheap to reach). Safe to call from inside the host
+/// hash itself: it touches nothing the call holds.
+#[wasm_bindgen(js_name = setHostSha256Min)]
+pub fn set_host_sha256_min(min_len: usize) {
+    set_sha256_backend_min(min_len);
 }
 
 fn host_sha256(bytes: &[u8]) -> Option<[u8; 32]> {
@@ -84,13 +98,31 @@ fn host_sha256(bytes: &[u8]) -> Option<[u8; 32]> {
         let address = JsValue::from(bytes.as_ptr() as usize as f64);
         let length = JsValue::from(bytes.len() as f64);
         let digest = function.call2(&JsValue::NULL, &address, &length).ok()?;
-        let digest = digest.dyn_into::<js_sys::Uint8Array>().ok()?;
-        (digest.length() == 32).then(|| {
-            let mut out = [0u8; 32];
-            digest.copy_to(&mut out);
-            out
-        })
+        digest_from_hex(&digest.as_string()?)
     })
+}
+
+/// The 32 bytes of 64 lowercase hex digits; `None` for anything else (the
+/// host's answer falls back to sha2 rather than make a fingerprint up).
+fn digest_from_hex(hex: &str) -> Option<[u8; 32]> {
+    let digits = hex.as_bytes();
+    if digits.len() != 64 {
+        return None;
+    }
+    let mut digest = [0u8; 32];
+    for (byte, pair) in digest.iter_mut().zip(digits.chunks_exact(2)) {
+        let &[high, low] = pair else { return None };
+        *byte = hex_digit(high)? << 4 | hex_digit(low)?;
+    }
+    Some(digest)
+}
+
+fn hex_digit(digit: u8) -> Option<u8> {
+    match digit {
+        b'0'..=b'9' => Some(digit - b'0'),
+        b'a'..=b'f' => Some(digit - b'a' + 10),
+        _ => None,
+    }
 }
 
 fn lowered(text: &str) -> Result<Value> {
