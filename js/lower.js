@@ -296,7 +296,7 @@ const speciesGetter = getOwnPropertyDescriptor(Array, Symbol.species)?.get;
 let arrayIntrinsics;
 
 function isPlain(value) {
-  if (hasOwn(ObjectPrototype, 'toJSON')) return false;
+  if (lookupGetter === undefined || hasOwn(ObjectPrototype, 'toJSON')) return false;
   try {
     return isPlainKeyMaterial(value, 0);
   } catch {
@@ -358,17 +358,11 @@ function plainLeaf(value) {
 // `getOwnPropertyDescriptor`, measured in docs/performance.md). When it
 // answers no, `[[Get]]` of an own key of an ordinary object runs no user
 // code: a data property gives its value, and an accessor without a getter
-// gives undefined, which is not plain. Hosts without it (none known) keep
-// the descriptor.
+// gives undefined, which is not plain. A host without it (none known) has
+// no fast path (`isPlain`).
 const NOT_DATA = Symbol('not a data property');
 const lookupGetter = typeof ObjectPrototype.__lookupGetter__ === 'function' ? ObjectPrototype.__lookupGetter__ : undefined;
-const dataValue =
-  lookupGetter === undefined
-    ? (object, key) => {
-        const descriptor = getOwnPropertyDescriptor(object, key);
-        return descriptor !== undefined && hasOwn(descriptor, 'value') ? descriptor.value : NOT_DATA;
-      }
-    : (object, key) => (lookupGetter.call(object, key) === undefined ? object[key] : NOT_DATA);
+const dataValue = (object, key) => (lookupGetter.call(object, key) === undefined ? object[key] : NOT_DATA);
 
 function isPlainKeyMaterial(value, depth) {
   switch (typeof value) {

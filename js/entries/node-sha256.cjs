@@ -1,7 +1,8 @@
 // The runtime's native SHA-256 for the core (Node, Bun, Deno; `setHostSha256`
 // in wasm/src/lib.rs), shared by node.cjs and replay-node.cjs.
 //
-// node:crypto is loaded by the first input of 1 KiB or more, not at import:
+// node:crypto is loaded by the first input the core hands over (1 KiB or
+// more: the core's default, DEFAULT_BACKEND_MIN), not at import:
 // loading it costs ≈ 2.5 ms, a good part of a cold start, and the small
 // calls hash as fast in wasm. Once it is loaded (and has the one-shot
 // `crypto.hash`, Node ≥ 20.12), a call to it — ≈ 0.3 µs plus the trip out
@@ -11,9 +12,7 @@
 // to it.
 'use strict';
 
-/** Before node:crypto is loaded: the size at which loading it pays. */
-const UNTIL_LOADED = 1024;
-/** Once it is loaded, with `crypto.hash`. */
+/** The size from which the core hands inputs over once node:crypto is loaded, with `crypto.hash`. */
 const ONCE_LOADED = 320;
 
 module.exports = function installHostSha256(glue) {
@@ -30,5 +29,5 @@ module.exports = function installHostSha256(glue) {
       }
     }
     return hexDigest(new Uint8Array(memory.buffer, address, length));
-  }, UNTIL_LOADED);
+  });
 };

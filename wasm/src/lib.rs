@@ -64,21 +64,23 @@ thread_local! {
     static HOST_SHA256: std::cell::RefCell<Option<js_sys::Function>> = const { std::cell::RefCell::new(None) };
 }
 
-/// Registers the host's native SHA-256, asked for inputs of `min_len`
-/// bytes or more; any failure falls back to sha2. It is called as
+/// Registers the host's native SHA-256, asked for inputs of 1 KiB or more
+/// (the core's default; `setHostSha256Min` moves it); any failure falls
+/// back to sha2. It is called as
 /// `(address, length)` with the input in wasm memory (`ioMemory()`), to be
 /// read in place — a copy of a large input would cost a good part of the
 /// hashing — and returns the digest as 64 lowercase hex digits (a string:
 /// Node's `crypto.hash(…, 'hex')` makes one faster than a 32-byte buffer).
 #[wasm_bindgen(js_name = setHostSha256)]
-pub fn set_host_sha256(sha256: js_sys::Function, min_len: usize) {
+pub fn set_host_sha256(sha256: js_sys::Function) {
+    // Called from inside the host hash (which holds the slot), it changes
+    // nothing rather than trap.
     HOST_SHA256.with(|slot| {
         if let Ok(mut slot) = slot.try_borrow_mut() {
             *slot = Some(sha256);
         }
     });
     set_sha256_backend(host_sha256);
-    set_sha256_backend_min(min_len);
 }
 
 /// Moves the length from which the host's SHA-256 is asked (the host calls
