@@ -61,7 +61,7 @@ export function lowerKeyMaterial(value) {
 // call fails can lower the same value the ordinary way and retry.
 
 /** Strings this long (UTF-16 code units) or longer cross raw: measured in docs/performance.md. */
-export const RAW_STRING_MIN = 1024;
+export const RAW_STRING_MIN = 512;
 
 /** Long strings met by the current plainness check, and the containers above them. */
 let longStrings = 0;

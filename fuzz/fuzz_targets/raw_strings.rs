@@ -7,6 +7,9 @@
 //! byte, as the bare word `raw` with the string beside it — and:
 //! - the call never panics, on the raw form or on the text as it came
 //!   (with strings made of the input's parts, which need not match);
+//! - a raw string given as bytes not yet checked (as the binding hands it
+//!   over) is an error when it is not UTF-8, and otherwise fingerprints as
+//!   its literal from the tree's writer would;
 //! - where canonicalization succeeds, the raw form's fingerprint is
 //!   `sha256(tool + "\n" + canonical)`, and the value the raw form parses
 //!   to canonicalizes to the same text: the raw form never changes an
@@ -65,10 +68,23 @@ fuzz_target!(|data: &[u8]| {
     let Some((&bits, rest)) = data.split_first() else {
         return;
     };
+    let tool = JsString::from("edit");
+    let answer = fingerprint_lowered_tool_call_with_strings(&tool, "[raw]", &[rest]);
+    match std::str::from_utf8(rest) {
+        Ok(string) => {
+            let mut literal = String::new();
+            write_json_string(&JsString::from(string), &mut literal);
+            let expected = sha256_hex(format!("edit\n[{literal}]").as_bytes());
+            assert_eq!(answer.ok(), Some(expected), "raw bytes {rest:?}");
+        }
+        Err(_) => assert!(
+            answer.is_err(),
+            "raw bytes that are not UTF-8 were fingerprinted: {rest:?}"
+        ),
+    }
     let Ok(text) = std::str::from_utf8(rest) else {
         return;
     };
-    let tool = JsString::from("edit");
     // Arbitrary text with arbitrary strings: an error or a fingerprint, never a panic.
     let parts: Vec<&str> = text.split('\u{1}').collect();
     let _ = fingerprint_lowered_tool_call_with_strings(&tool, parts[0], &parts[1..]);

@@ -5,7 +5,8 @@ const { install, ...api } = require('./api.cjs');
 
 const glue = require('./doom_loop_node.cjs');
 // The runtime's native SHA-256 (the core decides when; node:crypto is
-// loaded on the first large input, not at import: see node-sha256.cjs).
+// used once the process has it or on the first large input, never loaded
+// at import: see node-sha256.cjs).
 require('./node-sha256.cjs')(glue);
 // A Proxy test that runs no trap: plain key material then skips the
 // reference-order walk (js/lower.js).

@@ -18,7 +18,7 @@ use crate::error::{Error, ErrorKind, Result};
 use std::cmp::Ordering;
 
 use crate::js_string::cmp_wtf8_as_utf16;
-use crate::json::{parse_lowered, sorted_indices, write_json_str, write_json_string, write_number, Parser, Value};
+use crate::json::{parse_lowered, sorted_indices, write_json_string, write_json_utf8, write_number, Parser, Value};
 
 /// Deepest nesting canonicalization accepts (the reference's
 /// `MAX_CANONICALIZE_DEPTH`).
@@ -163,8 +163,8 @@ pub(crate) fn canonicalize_lowered_into(text: &str, out: &mut String) -> Result<
 
 /// [`canonicalize_lowered_into`] for lowered text whose large strings were
 /// handed over raw: each bare word `raw` in `text` stands for the next of
-/// `strings` (well-formed text, not yet escaped), which is escaped straight
-/// into `out` — the binding then never has to `JSON.stringify` a file an
+/// `strings` (UTF-8 bytes, not yet escaped nor checked), which is escaped
+/// straight into `out` — the binding then never has to `JSON.stringify` a file an
 /// edit carries, only copy its UTF-8. Only the tree-free path reads this
 /// form: the binding sends it for plain data alone, which that path always
 /// takes, and anything it cannot take is an error here (the binding then
@@ -172,8 +172,9 @@ pub(crate) fn canonicalize_lowered_into(text: &str, out: &mut String) -> Result<
 ///
 /// # Errors
 /// [`ErrorKind::Syntax`] if the text is not plain lowered JSON that the
-/// tree-free path canonicalizes, or if it does not use every string once.
-pub(crate) fn canonicalize_lowered_with_strings_into(text: &str, strings: &[&str], out: &mut String) -> Result<()> {
+/// tree-free path canonicalizes, if it does not use every string once, or
+/// if a string is not UTF-8.
+pub(crate) fn canonicalize_lowered_with_strings_into(text: &str, strings: &[&[u8]], out: &mut String) -> Result<()> {
     let mut direct = Direct::new(text);
     direct.strings = strings;
     match direct.document(out) {
@@ -224,8 +225,9 @@ struct Direct<'a> {
     scratch: String,
     /// The member order of the object being rewritten (reused).
     order: Vec<usize>,
-    /// The raw strings the bare word `raw` stands for, in order.
-    strings: &'a [&'a str],
+    /// The raw strings the bare word `raw` stands for, in order (UTF-8,
+    /// checked once, as their escaped literals).
+    strings: &'a [&'a [u8]],
     next_string: usize,
 }
 
@@ -355,7 +357,7 @@ impl<'a> Direct<'a> {
         if !rest.starts_with(b"raw") || rest.get(3).is_some_and(u8::is_ascii_alphabetic) {
             return None;
         }
-        write_json_str(self.strings.get(self.next_string)?, out);
+        write_json_utf8(self.strings.get(self.next_string)?, out)?;
         self.next_string += 1;
         self.parser.pos += 3;
         Some(Written::Value)
@@ -572,7 +574,8 @@ mod tests {
 
     fn with_strings(text: &str, strings: &[&str]) -> Result<String> {
         let mut out = String::new();
-        canonicalize_lowered_with_strings_into(text, strings, &mut out).map(|()| out)
+        let strings: Vec<&[u8]> = strings.iter().map(|s| s.as_bytes()).collect();
+        canonicalize_lowered_with_strings_into(text, &strings, &mut out).map(|()| out)
     }
 
     #[test]
@@ -702,6 +705,9 @@ mod tests {
             r#"{"a":{"d":{"f":1,"e":2},"c":[{"h":1,"g":2},3]},"b":0}"#.to_string(),
             r#"[{"b":1,"a":undefined,"c":{"z":undefined,"y":2,"x":3}},{"k":1,"j":{}}]"#.to_string(),
             r#"{"\ud800":1,"\u00e9":{"b":2,"a":1},"a":[]}"#.to_string(),
+            // Unsorted objects whose members are all dropped (an empty
+            // body to reorder).
+            r#"{"z":{"b":undefined,"a":undefined},"y":[{"d":undefined,"c":undefined}]}"#.to_string(),
         ] {
             let mut out = String::from("tool\n");
             assert!(Direct::new(&text).document(&mut out).is_some(), "{text}");
@@ -711,6 +717,57 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    /// Objects reordered at every depth, beside and inside each other, in
+    /// arrays, next to dropped members: the tree-free path writes what the
+    /// tree path writes. Naive oracle: parse, then canonicalize the tree.
+    #[test]
+    fn reordered_objects_anywhere_are_assembled_as_the_tree_orders_them() {
+        fn value(rng: &mut crate::test_rng::XorShift, depth: usize, out: &mut String) {
+            match if depth >= 5 { rng.below(3) } else { rng.below(6) } {
+                0 => out.push_str(&rng.below(100).to_string()),
+                1 => out.push_str(rng.pick(&[r#""s""#, r#""\"q\"""#, "null", "undefined"])),
+                2 => out.push_str("[]"),
+                3 => {
+                    out.push('[');
+                    for i in 0..rng.below(4) {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        value(rng, depth + 1, out);
+                    }
+                    out.push(']');
+                }
+                _ => {
+                    let mut keys: Vec<char> = "abcdefgh".chars().collect();
+                    for i in (1..keys.len()).rev() {
+                        keys.swap(i, rng.below(i + 1));
+                    }
+                    out.push('{');
+                    for (i, key) in keys.iter().take(rng.below(6)).enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        out.push_str(&format!(r#""{key}":"#));
+                        value(rng, depth + 1, out);
+                    }
+                    out.push('}');
+                }
+            }
+        }
+        let mut rng = crate::test_rng::XorShift(0x9E37_79B9_7F4A_7C15);
+        let mut reordered = 0;
+        for _ in 0..3000 {
+            let mut text = String::new();
+            value(&mut rng, 0, &mut text);
+            let mut out = String::from("tool\n");
+            assert!(Direct::new(&text).document(&mut out).is_some(), "{text}");
+            let expected = format!("tool\n{}", canon(&text).unwrap());
+            reordered += usize::from(expected != format!("tool\n{}", text.replace(",undefined", "")));
+            assert_eq!(out, expected, "{text}");
+        }
+        assert!(reordered > 500, "too few inputs needed reordering: {reordered}");
     }
 
     /// The decimals copied verbatim are exactly what parsing and printing

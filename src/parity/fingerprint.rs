@@ -79,13 +79,15 @@ pub fn fingerprint_lowered_tool_call(tool_name: &JsString, key_material: &str) -
 /// strings cross raw: each bare word `raw` in `key_material` stands for the
 /// next of `strings`, unescaped (the binding's form for plain data that
 /// carries long strings, e.g. the file of an edit: copying their UTF-8 is
-/// far cheaper in JS than `JSON.stringify`). The fingerprint is the one the
-/// same value lowered the ordinary way has.
+/// far cheaper in JS than `JSON.stringify`). Each string is its UTF-8: a
+/// `&str`, or bytes not yet checked (checked once, as the escaped literal).
+/// The fingerprint is the one the same value lowered the ordinary way has.
 ///
 /// # Errors
-/// [`crate::ErrorKind::Syntax`] if the text is not plain lowered JSON or
-/// does not use every string exactly once; the caller then sends the
-/// ordinary lowered text (this form never reports the reference's errors).
+/// [`crate::ErrorKind::Syntax`] if the text is not plain lowered JSON, does
+/// not use every string exactly once, or a string is not UTF-8; the caller
+/// then sends the ordinary lowered text (this form never reports the
+/// reference's errors).
 ///
 /// ```
 /// use doom_loop::{fingerprint::*, JsString};
@@ -94,17 +96,18 @@ pub fn fingerprint_lowered_tool_call(tool_name: &JsString, key_material: &str) -
 /// let text = fingerprint_lowered_tool_call(&tool, r#"{"content":"x = \"1\"\n","path":"a.py"}"#).unwrap();
 /// assert_eq!(raw, text);
 /// ```
-pub fn fingerprint_lowered_tool_call_with_strings(
+pub fn fingerprint_lowered_tool_call_with_strings<S: AsRef<[u8]>>(
     tool_name: &JsString,
     key_material: &str,
-    strings: &[&str],
+    strings: &[S],
 ) -> Result<String> {
+    let strings: Vec<&[u8]> = strings.iter().map(AsRef::as_ref).collect();
     // Room for the quotes and an escape every eighth byte (source code has
     // one every ~17): growing a megabyte buffer midway costs a quarter of
     // the escaping.
     let room = key_material.len() + strings.iter().map(|s| s.len() + s.len() / 8 + 2).sum::<usize>();
     let mut text = call_prefix(tool_name, room);
-    canonicalize_lowered_with_strings_into(key_material, strings, &mut text)?;
+    canonicalize_lowered_with_strings_into(key_material, &strings, &mut text)?;
     Ok(sha256_hex(text.as_bytes()))
 }
 

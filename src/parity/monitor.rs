@@ -443,11 +443,11 @@ impl DoomLoopMonitor {
     ///
     /// # Errors
     /// As that function; the monitor's state is unchanged then.
-    pub fn record_lowered_call_with_strings(
+    pub fn record_lowered_call_with_strings<S: AsRef<[u8]>>(
         &mut self,
         tool_name: &JsString,
         key_material: &str,
-        strings: &[&str],
+        strings: &[S],
         round: f64,
         options: &RecordOptions,
     ) -> Result<CallRecord> {

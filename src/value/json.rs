@@ -544,6 +544,37 @@ fn has_byte(word: u64, byte: u8) -> bool {
     has_byte_below(word ^ (ONES * u64::from(byte)), 1)
 }
 
+/// The high bit of each byte of `word` below `bound` (≤ 0x80), and maybe
+/// of bytes above the first (a borrow runs upward): the lowest bit set is
+/// exact, since the bytes below the first match borrow nothing.
+fn bytes_below(word: u64, bound: u8) -> u64 {
+    word.wrapping_sub(ONES * u64::from(bound)) & !word & HIGHS
+}
+
+/// The high bit of each byte of `word` in [`STRING_STOP`] (and maybe of
+/// bytes after the first one).
+fn string_stops(word: u64) -> u64 {
+    let quote = ONES * u64::from(b'"');
+    let backslash = ONES * u64::from(b'\\');
+    bytes_below(word, 0x20) | bytes_below(word ^ quote, 1) | bytes_below(word ^ backslash, 1)
+}
+
+/// The position of the first byte of `word` (little-endian) in
+/// [`STRING_STOP`]: the lowest bit of the three masks, each exact there.
+fn first_string_stop(word: u64) -> Option<usize> {
+    first_marked(string_stops(word))
+}
+
+/// The position of the first byte of `word` in [`ESCAPE_CANDIDATE`].
+fn first_escape_candidate(word: u64) -> Option<usize> {
+    first_marked(string_stops(word) | bytes_below(word ^ (ONES * 0xED), 1))
+}
+
+/// The byte whose high bit is the lowest one set in `marks`.
+fn first_marked(marks: u64) -> Option<usize> {
+    (marks != 0).then(|| marks.trailing_zeros() as usize / 8)
+}
+
 /// Whether a byte of `word` is in [`STRING_STOP`].
 fn may_stop_string(word: u64) -> bool {
     has_byte_below(word, 0x20) || has_byte(word, b'"') || has_byte(word, b'\\')
@@ -891,6 +922,55 @@ const ESCAPE_CANDIDATE: [bool; 256] = {
 /// `JSON.stringify` does (lone surrogates as lowercase `\udxxx`).
 pub fn write_json_string(s: &JsString, out: &mut String) {
     let bytes = s.as_bytes();
+    if bytes.len() < WORD_WISE_MIN {
+        return write_json_string_by_runs(s, out);
+    }
+    let mut escaped = Vec::with_capacity(bytes.len() + bytes.len() / 8 + 16);
+    escape_wtf8(bytes, &mut escaped);
+    match std::str::from_utf8(&escaped) {
+        Ok(text) => out.push_str(text),
+        // Unreachable (every lone surrogate is escaped, so what is left is
+        // UTF-8); the run-wise writer below is the fallback.
+        Err(_) => write_json_string_by_runs(s, out),
+    }
+}
+
+/// Strings shorter than this (bytes) are written run by run: for them a
+/// buffer of their own and its UTF-8 check cost more than the runs'
+/// copies (measured in docs/performance.md).
+const WORD_WISE_MIN: usize = 64;
+
+/// [`escape_json_str`] for WTF-8: also stops at 0xED, which leads a lone
+/// surrogate (escaped) or an ordinary U+D000..U+D7FF (copied).
+fn escape_wtf8(bytes: &[u8], escaped: &mut Vec<u8>) {
+    escape_words(
+        bytes,
+        escaped,
+        &ESCAPE_CANDIDATE,
+        first_escape_candidate,
+        escape_candidate,
+    );
+}
+
+/// Writes the byte `b` at `pos` — escaped if it is a stop, `\udxxx` for a
+/// lone surrogate, as it is otherwise — and says how many bytes it took.
+fn escape_candidate(bytes: &[u8], pos: usize, b: u8, escaped: &mut Vec<u8>) -> usize {
+    if STRING_STOP[b as usize] {
+        push_escape_byte(b, escaped);
+        return 1;
+    }
+    if b == 0xED && bytes.get(pos + 1).is_some_and(|&n| n >= 0xA0) {
+        let (unit, width) = crate::js_string::decode_at(bytes, pos);
+        push_unicode_escape_byte(unit, escaped);
+        return width;
+    }
+    escaped.push(b);
+    1
+}
+
+/// The run-wise [`write_json_string`]: the fallback of the word-wise one.
+fn write_json_string_by_runs(s: &JsString, out: &mut String) {
+    let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push('"');
     let mut run_start = 0;
@@ -934,6 +1014,97 @@ pub fn write_json_string(s: &JsString, out: &mut String) {
 /// assert_eq!(out, r#""tab\there \"x\" \u0001é""#);
 /// ```
 pub fn write_json_str(s: &str, out: &mut String) {
+    if write_json_utf8(s.as_bytes(), out).is_none() {
+        // Unreachable (every stop is ASCII, so the runs between them are
+        // whole characters); the run-wise writer is the fallback.
+        write_json_str_by_runs(s, out);
+    }
+}
+
+/// [`write_json_str`] for text given as bytes not yet known to be UTF-8:
+/// the escaped literal's own UTF-8 check is the only one (escaping keeps
+/// every byte that is not a stop, so the literal is UTF-8 exactly when
+/// the text is). `None`, with `out` unchanged, when it is not.
+pub(crate) fn write_json_utf8(bytes: &[u8], out: &mut String) -> Option<()> {
+    let mut escaped = Vec::with_capacity(bytes.len() + bytes.len() / 8 + 16);
+    escape_json_str(bytes, &mut escaped);
+    out.push_str(std::str::from_utf8(&escaped).ok()?);
+    Some(())
+}
+
+/// The literal of UTF-8 `bytes` into `escaped` (see [`escape_words`]).
+fn escape_json_str(bytes: &[u8], escaped: &mut Vec<u8>) {
+    let stop = |_: &[u8], _: usize, stop: u8, escaped: &mut Vec<u8>| {
+        push_escape_byte(stop, escaped);
+        1
+    };
+    escape_words(bytes, escaped, &STRING_STOP, first_string_stop, stop);
+}
+
+/// The literal of `bytes` into `escaped`, eight bytes a step: each step
+/// copies a whole word (a fixed-size copy is two plain stores in wasm,
+/// where a copy of a run's variable length is a `memory.copy`, whose fixed
+/// cost is most of a short run's) and takes back what followed the word's
+/// first byte that may need escaping (`first`; the last few bytes go one by
+/// one through `table`), which `candidate` writes (given the input, its
+/// position and the byte), answering how many bytes it took. Generic, not function pointers: each writer gets its own
+/// loop with both inlined.
+fn escape_words(
+    bytes: &[u8],
+    escaped: &mut Vec<u8>,
+    table: &[bool; 256],
+    first: impl Fn(u64) -> Option<usize>,
+    candidate: impl Fn(&[u8], usize, u8, &mut Vec<u8>) -> usize,
+) {
+    escaped.push(b'"');
+    let mut pos = 0;
+    while let Some(chunk) = bytes.get(pos..pos + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        escaped.extend_from_slice(&word);
+        let Some(at) = first(u64::from_le_bytes(word)) else {
+            pos += 8;
+            continue;
+        };
+        escaped.truncate(escaped.len() - 8 + at);
+        pos += at;
+        pos += candidate(bytes, pos, word[at], escaped);
+    }
+    while let Some(&b) = bytes.get(pos) {
+        if table[b as usize] {
+            pos += candidate(bytes, pos, b, escaped);
+        } else {
+            escaped.push(b);
+            pos += 1;
+        }
+    }
+    escaped.push(b'"');
+}
+
+/// [`push_unicode_escape`] into bytes.
+fn push_unicode_escape_byte(unit: u32, escaped: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digit = |shift: u32| HEX[((unit >> shift) & 0xF) as usize];
+    escaped.extend_from_slice(&[b'\\', b'u', digit(12), digit(8), digit(4), digit(0)]);
+}
+
+/// [`push_escape`] into bytes.
+#[inline]
+fn push_escape_byte(b: u8, escaped: &mut Vec<u8>) {
+    let short = match b {
+        b'"' => b'"',
+        b'\\' => b'\\',
+        0x08 => b'b',
+        0x0C => b'f',
+        b'\n' => b'n',
+        b'\r' => b'r',
+        b'\t' => b't',
+        _ => return push_unicode_escape_byte(u32::from(b), escaped),
+    };
+    escaped.extend_from_slice(&[b'\\', short]);
+}
+
+fn write_json_str_by_runs(s: &str, out: &mut String) {
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push('"');
@@ -1140,6 +1311,90 @@ mod tests {
         }
         let busy = le_word(&[0x80, 0xFF, 0x7F, 0x21, 0x5B, 0x5D, 0xC3, 0xEE]);
         assert!(!may_stop_string(busy) && !may_need_escape(busy));
+    }
+
+    /// The first stop (or escape candidate) a word's masks name is the
+    /// first byte in the table, for every byte value after every other one
+    /// (a borrow from an earlier match must not move it), at every position.
+    #[test]
+    fn first_string_stop_is_the_first_byte_in_the_table() {
+        for first in 0..=255u8 {
+            for second in 0..=255u8 {
+                for at in 0..7 {
+                    let mut chunk = [b'a'; 8];
+                    chunk[at] = first;
+                    chunk[at + 1] = second;
+                    let naive = chunk.iter().position(|&b| STRING_STOP[b as usize]);
+                    assert_eq!(first_string_stop(le_word(&chunk)), naive, "{chunk:?}");
+                    let naive = chunk.iter().position(|&b| ESCAPE_CANDIDATE[b as usize]);
+                    assert_eq!(first_escape_candidate(le_word(&chunk)), naive, "{chunk:?}");
+                }
+            }
+        }
+    }
+
+    /// `write_json_str` and `write_json_string` (eight bytes a step)
+    /// against a naive oracle: each code point escaped as `JSON.stringify`
+    /// escapes it, over strings with every kind of stop at every offset of
+    /// a word, multi-byte text and (WTF-8) lone surrogates and U+D000..
+    /// around them, short (run-wise) and from `WORD_WISE_MIN` (word-wise).
+    #[test]
+    fn json_string_literals_match_a_code_point_oracle() {
+        fn naive(s: &JsString) -> String {
+            let mut out = String::from("\"");
+            for unit in s.code_points() {
+                match char::from_u32(unit) {
+                    Some('"') => out.push_str("\\\""),
+                    Some('\\') => out.push_str("\\\\"),
+                    Some('\u{8}') => out.push_str("\\b"),
+                    Some('\u{c}') => out.push_str("\\f"),
+                    Some('\n') => out.push_str("\\n"),
+                    Some('\r') => out.push_str("\\r"),
+                    Some('\t') => out.push_str("\\t"),
+                    Some(c) if (c as u32) >= 0x20 => out.push(c),
+                    _ => out.push_str(&format!("\\u{unit:04x}")),
+                }
+            }
+            out.push('"');
+            out
+        }
+        let pieces = [
+            "a", "é", "€", "😀", "\u{d7ff}", "\u{d000}", "\"", "\\", "\n", "\t", "\u{0}", "\u{1f}", "\u{7f}", " ",
+        ];
+        let mut rng = crate::test_rng::XorShift(0xD1B5_4A32_D192_ED03);
+        for _ in 0..20_000 {
+            let (mut text, mut wtf8) = (String::new(), JsString::new());
+            let length = if rng.below(2) == 0 {
+                rng.below(26)
+            } else {
+                WORD_WISE_MIN + rng.below(140)
+            };
+            while text.len() < length {
+                let piece = rng.pick(&pieces);
+                text.push_str(piece);
+                wtf8.push_str(piece);
+                if rng.below(6) == 0 {
+                    wtf8.push_code_unit(rng.pick(&[0xD800, 0xDBFF, 0xDC00, 0xDFFF]));
+                }
+            }
+            let mut out = String::from("prefix");
+            write_json_str(&text, &mut out);
+            assert_eq!(
+                out,
+                format!("prefix{}", naive(&JsString::from(text.as_str()))),
+                "{text:?}"
+            );
+            let mut out = String::from("prefix");
+            write_json_string(&wtf8, &mut out);
+            assert_eq!(out, format!("prefix{}", naive(&wtf8)), "{wtf8:?}");
+            // The word-wise escapers themselves, past the fallback a wrong
+            // literal that is not UTF-8 would take.
+            let (mut utf8, mut wide) = (Vec::new(), Vec::new());
+            escape_json_str(text.as_bytes(), &mut utf8);
+            assert_eq!(utf8, naive(&JsString::from(text.as_str())).into_bytes(), "{text:?}");
+            escape_wtf8(wtf8.as_bytes(), &mut wide);
+            assert_eq!(wide, naive(&wtf8).into_bytes(), "{wtf8:?}");
+        }
     }
 
     #[test]

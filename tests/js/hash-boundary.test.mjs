@@ -1,6 +1,6 @@
 // Fingerprints on both sides of the size from which the Node entry hands
 // SHA-256 to node:crypto instead of hashing in wasm (1 KiB of
-// `toolName + "\n" + canonical JSON` until node:crypto is loaded, 320 bytes
+// `toolName + "\n" + canonical JSON` until node:crypto is in use, 256 bytes
 // from then on: DEFAULT_BACKEND_MIN in src/parity/fingerprint.rs,
 // js/entries/node-sha256.cjs),
 // and strings dense with escapes (source code in an edit), which the core
@@ -57,10 +57,10 @@ test('strings dense with escapes are fingerprinted as the reference does', () =>
   }
 });
 
-test('once node:crypto is loaded, fingerprints straddling the lower threshold (320 bytes) are unchanged', () => {
+test('once node:crypto is loaded, fingerprints straddling the lower threshold (256 bytes) are unchanged', () => {
   const tool = 'edit';
   pkg.fingerprintToolCallSync(tool, 'x'.repeat(4096)); // loads node:crypto, lowers the threshold
-  for (let total = 300; total <= 340; total++) {
+  for (let total = 236; total <= 276; total++) {
     const body = 'y'.repeat(total - tool.length - 3);
     assert.equal(pkg.fingerprintToolCallSync(tool, body), expected(tool, body), `${total} bytes hashed`);
     const value = { n: total, body: body.slice(12) };
@@ -72,23 +72,50 @@ test('regression: a host hash that answers anything but 64 lowercase hex digits 
   const require = createRequire(import.meta.url);
   // The glue the Node entry installed (one instance per process).
   const glue = require('../../pkg/doom_loop_node.cjs');
-  const answers = ['', 'A'.repeat(64), '0'.repeat(63), '0'.repeat(65), 'g'.repeat(64), 42, null, new Uint8Array(32)];
+  const heap = () => new Uint8Array(glue.ioMemory().buffer);
+  const write = (out, text) => heap().set(Buffer.from(text, 'latin1'), out);
+  const right = (address, length) => createHash('sha256').update(heap().subarray(address, address + length)).digest('hex');
+  // Each host answers (address, length, out) wrongly in its own way.
+  const hosts = {
+    'writes nothing, returns true': () => true,
+    'uppercase digits': (address, length, out) => (write(out, right(address, length).toUpperCase()), true),
+    '63 digits': (address, length, out) => (write(out, right(address, length).slice(1)), true),
+    'a non-hex digit': (address, length, out) => (write(out, `g${right(address, length).slice(1)}`), true),
+    'the right digits, then declines': (address, length, out) => (write(out, right(address, length)), false),
+    'a number for true': () => 42,
+    'null': () => null,
+    'an object': () => ({}),
+  };
   try {
-    for (const answer of answers) {
+    for (const [name, host] of Object.entries(hosts)) {
       let asked = 0;
-      glue.setHostSha256(() => {
+      glue.setHostSha256((...args) => {
         asked++;
-        return answer;
+        return host(...args);
       });
       glue.setHostSha256Min(0);
-      const value = { answer: String(answer) };
-      assert.equal(pkg.fingerprintToolCallSync('t', value), expected('t', value), `host answered ${JSON.stringify(answer)}`);
-      assert.equal(asked, 1, 'the host was asked');
+      // Wrong digits in the host's place: a fingerprint that is not the reference's.
+      const value = { host: name };
+      const fingerprint = pkg.fingerprintToolCallSync('t', value);
+      assert.equal(asked, 1, `${name}: the host was asked`);
+      if (name !== 'the right digits, then declines') assert.equal(fingerprint, expected('t', value), `host: ${name}`);
+      else assert.equal(fingerprint, expected('t', value), 'a declined input is hashed by sha2, whatever the host wrote');
     }
     glue.setHostSha256(() => {
       throw new Error('host failure');
     });
     assert.equal(pkg.fingerprintToolCallSync('t', 'z'), expected('t', 'z'), 'a host that throws');
+    // A host that answers right is trusted: the digits it writes are the fingerprint.
+    let asked = 0;
+    glue.setHostSha256((address, length, out) => {
+      asked++;
+      write(out, right(address, length).replace(/^./, (c) => (c === '0' ? '1' : '0')));
+      return true;
+    });
+    const trusted = pkg.fingerprintToolCallSync('t', 'trusted');
+    assert.equal(asked, 1);
+    assert.notEqual(trusted, expected('t', 'trusted'), 'the host\'s (altered) digits were used');
+    assert.equal(trusted.slice(1), expected('t', 'trusted').slice(1));
   } finally {
     require('../../pkg/node-sha256.cjs')(glue);
   }

@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { afterEach, test } from 'node:test';
 import canonicalize from 'canonicalize';
 import * as pkg from '../../pkg/node.mjs';
+import { RAW_STRING_MIN as MIN } from '../../pkg/lower.js';
 
 // The raw form is an optimisation with a fallback: were the core to refuse
 // it (a layout mismatch between js/core.js and wasm/src/lib.rs), the
@@ -24,7 +25,6 @@ afterEach(() => assert.deepEqual(warnings.splice(0), [], 'the core refused the r
 
 const sha = (text) => createHash('sha256').update(text).digest('hex');
 const expected = (tool, value) => sha(`${tool}\n${canonicalize(value)}`);
-const MIN = 1024;
 const escapes = 'say "hi"\n\t\\ \u0001\u001f é€😀 \u2028';
 /** `n` UTF-16 code units of `unit` repeated, never ending in half a surrogate pair. */
 function long(n, unit = escapes) {

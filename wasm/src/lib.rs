@@ -60,24 +60,44 @@ mod session;
 #[cfg(feature = "trace")]
 mod trace;
 
+#[wasm_bindgen]
+extern "C" {
+    /// The host's SHA-256 as `setHostSha256` registered it: a function of
+    /// `(address, length, out)`, called with plain numbers (no value
+    /// boxed, no string handed back: the trip out of wasm is most of a
+    /// small hash's cost).
+    #[wasm_bindgen(extends = js_sys::Function)]
+    type HostSha256;
+
+    /// `sha256.call(undefined, address, length, out)`.
+    #[wasm_bindgen(method, catch, js_name = call)]
+    fn hash_into(
+        this: &HostSha256,
+        receiver: &JsValue,
+        address: u32,
+        length: u32,
+        out: u32,
+    ) -> std::result::Result<bool, JsValue>;
+}
+
 thread_local! {
-    static HOST_SHA256: std::cell::RefCell<Option<js_sys::Function>> = const { std::cell::RefCell::new(None) };
+    static HOST_SHA256: std::cell::RefCell<Option<HostSha256>> = const { std::cell::RefCell::new(None) };
 }
 
 /// Registers the host's native SHA-256, asked for inputs of 1 KiB or more
 /// (the core's default; `setHostSha256Min` moves it); any failure falls
-/// back to sha2. It is called as
-/// `(address, length)` with the input in wasm memory (`ioMemory()`), to be
-/// read in place — a copy of a large input would cost a good part of the
-/// hashing — and returns the digest as 64 lowercase hex digits (a string:
-/// Node's `crypto.hash(…, 'hex')` makes one faster than a 32-byte buffer).
+/// back to sha2. It is called as `(address, length, out)` with the input in
+/// wasm memory (`ioMemory()`), to be read in place — a copy of a large input
+/// would cost a good part of the hashing — and answers by writing the digest
+/// as 64 lowercase hex digits (ASCII) at `out` and returning `true`, or
+/// declines by returning `false` (sha2 hashes that input).
 #[wasm_bindgen(js_name = setHostSha256)]
 pub fn set_host_sha256(sha256: js_sys::Function) {
     // Called from inside the host hash (which holds the slot), it changes
     // nothing rather than trap.
     HOST_SHA256.with(|slot| {
         if let Ok(mut slot) = slot.try_borrow_mut() {
-            *slot = Some(sha256);
+            *slot = Some(sha256.unchecked_into());
         }
     });
     set_sha256_backend(host_sha256);
@@ -95,19 +115,23 @@ fn host_sha256(bytes: &[u8]) -> Option<[u8; 32]> {
     HOST_SHA256.with(|slot| {
         let slot = slot.try_borrow().ok()?;
         let function = slot.as_ref()?;
-        // An address and a length, not a view: no unsafe code here, and
-        // the host reads the bytes before anything can move them.
-        let address = JsValue::from(bytes.as_ptr() as usize as f64);
-        let length = JsValue::from(bytes.len() as f64);
-        let digest = function.call2(&JsValue::NULL, &address, &length).ok()?;
-        digest_from_hex(&digest.as_string()?)
+        // Addresses, not views: no unsafe code here, and the host reads the
+        // input and writes the digits before anything can move them. The
+        // digits land on this frame (wasm's stack is in linear memory),
+        // zeroes until written: an answer without them is not hex.
+        let mut digits = [0u8; 64];
+        let out = digits.as_mut_ptr() as usize as u32;
+        let (address, length) = (bytes.as_ptr() as usize as u32, u32::try_from(bytes.len()).ok()?);
+        if !function.hash_into(&JsValue::UNDEFINED, address, length, out).ok()? {
+            return None;
+        }
+        digest_from_hex(&digits)
     })
 }
 
 /// The 32 bytes of 64 lowercase hex digits; `None` for anything else (the
 /// host's answer falls back to sha2 rather than make a fingerprint up).
-fn digest_from_hex(hex: &str) -> Option<[u8; 32]> {
-    let digits = hex.as_bytes();
+fn digest_from_hex(digits: &[u8]) -> Option<[u8; 32]> {
     if digits.len() != 64 {
         return None;
     }
@@ -257,21 +281,32 @@ fn io_str(io: &[u8], start: usize, len: usize) -> Option<&str> {
 /// back, `len` bytes in all, then their byte lengths as little-endian
 /// `u32`s. `None` if any bound, length or UTF-8 is wrong.
 fn io_strings(io: &[u8], start: usize, len: usize, count: usize) -> Option<Vec<&str>> {
+    io_raw_strings(io, start, len, count)?
+        .into_iter()
+        .map(|bytes| std::str::from_utf8(bytes).ok())
+        .collect()
+}
+
+/// [`io_strings`] with their UTF-8 not checked here: for the core's
+/// fingerprints, which check it once, as the escaped literal (a second
+/// check of a megabyte file was 4 % of its fingerprint).
+fn io_raw_strings(io: &[u8], start: usize, len: usize, count: usize) -> Option<Vec<&[u8]>> {
     let table = start.checked_add(len)?;
     let lengths = io.get(table..table.checked_add(count.checked_mul(4)?)?)?;
     let mut at = start;
     let mut strings = Vec::with_capacity(count);
     for length in lengths.chunks_exact(4) {
         let length = usize::try_from(u32::from_le_bytes(length.try_into().ok()?)).ok()?;
-        strings.push(io_str(io, at, length)?);
-        at = at.checked_add(length)?;
+        let end = at.checked_add(length)?;
+        strings.push(io.get(at..end)?);
+        at = end;
     }
     (at == table).then_some(strings)
 }
 
 /// A tool call's fingerprint from lowered key material and the raw strings
 /// it refers to (none: the ordinary lowered text).
-fn fingerprint_io_call(tool: &JsString, material: &str, strings: &[&str]) -> Option<String> {
+fn fingerprint_io_call(tool: &JsString, material: &str, strings: &[&[u8]]) -> Option<String> {
     if strings.is_empty() {
         fingerprint_lowered_tool_call(tool, material).ok()
     } else {
@@ -309,7 +344,7 @@ pub fn fingerprint_tool_call_io(
         let fingerprint = (|| {
             let tool = JsString::from(io_str(&io, 0, tool_len)?);
             let material = io_str(&io, tool_len, material_len)?;
-            let strings = io_strings(&io, tool_len.checked_add(material_len)?, strings_len, strings_count)?;
+            let strings = io_raw_strings(&io, tool_len.checked_add(material_len)?, strings_len, strings_count)?;
             fingerprint_io_call(&tool, material, &strings)
         })();
         fingerprint.is_some_and(|fingerprint| {
@@ -510,7 +545,7 @@ impl Monitor {
                 let material = io_str(&io, tool_len, material_len)?;
                 let options = io_str(&io, tool_len.checked_add(material_len)?, options_len)?;
                 let options_end = tool_len.checked_add(material_len)?.checked_add(options_len)?;
-                let strings = io_strings(&io, options_end, strings_len, strings_count)?;
+                let strings = io_raw_strings(&io, options_end, strings_len, strings_count)?;
                 let options = RecordOptions::from_js(Some(&parse_lowered(options).ok()?));
                 if strings.is_empty() {
                     self.inner.record_lowered_call(&tool, material, round, &options).ok()
