@@ -534,29 +534,27 @@ fn le_word(chunk: &[u8]) -> u64 {
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
-/// Whether a byte of `word` is below `bound` (≤ 0x80): the classic SWAR
-/// test, exact as a yes/no answer.
-fn has_byte_below(word: u64, bound: u8) -> bool {
-    word.wrapping_sub(ONES * u64::from(bound)) & !word & HIGHS != 0
-}
-
-fn has_byte(word: u64, byte: u8) -> bool {
-    has_byte_below(word ^ (ONES * u64::from(byte)), 1)
-}
-
-/// The high bit of each byte of `word` below `bound` (≤ 0x80), and maybe
-/// of bytes above the first (a borrow runs upward): the lowest bit set is
-/// exact, since the bytes below the first match borrow nothing.
+/// The high bit of each byte of `word` below `bound` (≤ 0x80) — the
+/// classic SWAR test — and maybe of bytes above the first (a borrow runs
+/// upward): exact as a yes/no answer, and its lowest bit set is exact too,
+/// since the bytes below the first match borrow nothing.
 fn bytes_below(word: u64, bound: u8) -> u64 {
     word.wrapping_sub(ONES * u64::from(bound)) & !word & HIGHS
 }
 
-/// The high bit of each byte of `word` in [`STRING_STOP`] (and maybe of
-/// bytes after the first one).
+/// [`bytes_below`]'s marks for the bytes equal to `byte`.
+fn bytes_equal(word: u64, byte: u8) -> u64 {
+    bytes_below(word ^ (ONES * u64::from(byte)), 1)
+}
+
+/// The marks of the bytes of `word` in [`STRING_STOP`].
 fn string_stops(word: u64) -> u64 {
-    let quote = ONES * u64::from(b'"');
-    let backslash = ONES * u64::from(b'\\');
-    bytes_below(word, 0x20) | bytes_below(word ^ quote, 1) | bytes_below(word ^ backslash, 1)
+    bytes_below(word, 0x20) | bytes_equal(word, b'"') | bytes_equal(word, b'\\')
+}
+
+/// The marks of the bytes of `word` in [`ESCAPE_CANDIDATE`].
+fn escape_candidates(word: u64) -> u64 {
+    string_stops(word) | bytes_equal(word, 0xED)
 }
 
 /// The position of the first byte of `word` (little-endian) in
@@ -567,7 +565,7 @@ fn first_string_stop(word: u64) -> Option<usize> {
 
 /// The position of the first byte of `word` in [`ESCAPE_CANDIDATE`].
 fn first_escape_candidate(word: u64) -> Option<usize> {
-    first_marked(string_stops(word) | bytes_below(word ^ (ONES * 0xED), 1))
+    first_marked(escape_candidates(word))
 }
 
 /// The byte whose high bit is the lowest one set in `marks`.
@@ -577,12 +575,12 @@ fn first_marked(marks: u64) -> Option<usize> {
 
 /// Whether a byte of `word` is in [`STRING_STOP`].
 fn may_stop_string(word: u64) -> bool {
-    has_byte_below(word, 0x20) || has_byte(word, b'"') || has_byte(word, b'\\')
+    string_stops(word) != 0
 }
 
 /// Whether a byte of `word` is in [`ESCAPE_CANDIDATE`].
 fn may_need_escape(word: u64) -> bool {
-    may_stop_string(word) || has_byte(word, 0xED)
+    escape_candidates(word) != 0
 }
 
 enum Frame {
@@ -925,14 +923,21 @@ pub fn write_json_string(s: &JsString, out: &mut String) {
     if bytes.len() < WORD_WISE_MIN {
         return write_json_string_by_runs(s, out);
     }
-    let mut escaped = Vec::with_capacity(bytes.len() + bytes.len() / 8 + 16);
-    escape_wtf8(bytes, &mut escaped);
-    match std::str::from_utf8(&escaped) {
-        Ok(text) => out.push_str(text),
+    if push_escaped(bytes, escape_wtf8, out).is_none() {
         // Unreachable (every lone surrogate is escaped, so what is left is
         // UTF-8); the run-wise writer below is the fallback.
-        Err(_) => write_json_string_by_runs(s, out),
+        write_json_string_by_runs(s, out);
     }
+}
+
+/// Escapes `bytes` (with `escape`) into a buffer of its own, then appends
+/// it to `out` if it is UTF-8 — its one check; `None`, `out` unchanged, if
+/// not.
+fn push_escaped(bytes: &[u8], escape: fn(&[u8], &mut Vec<u8>), out: &mut String) -> Option<()> {
+    let mut escaped = Vec::with_capacity(bytes.len() + bytes.len() / 8 + 16);
+    escape(bytes, &mut escaped);
+    out.push_str(std::str::from_utf8(&escaped).ok()?);
+    Some(())
 }
 
 /// Strings shorter than this (bytes) are written run by run: for them a
@@ -1026,10 +1031,7 @@ pub fn write_json_str(s: &str, out: &mut String) {
 /// every byte that is not a stop, so the literal is UTF-8 exactly when
 /// the text is). `None`, with `out` unchanged, when it is not.
 pub(crate) fn write_json_utf8(bytes: &[u8], out: &mut String) -> Option<()> {
-    let mut escaped = Vec::with_capacity(bytes.len() + bytes.len() / 8 + 16);
-    escape_json_str(bytes, &mut escaped);
-    out.push_str(std::str::from_utf8(&escaped).ok()?);
-    Some(())
+    push_escaped(bytes, escape_json_str, out)
 }
 
 /// The literal of UTF-8 `bytes` into `escaped` (see [`escape_words`]).
@@ -1047,8 +1049,8 @@ fn escape_json_str(bytes: &[u8], escaped: &mut Vec<u8>) {
 /// cost is most of a short run's) and takes back what followed the word's
 /// first byte that may need escaping (`first`; the last few bytes go one by
 /// one through `table`), which `candidate` writes (given the input, its
-/// position and the byte), answering how many bytes it took. Generic, not function pointers: each writer gets its own
-/// loop with both inlined.
+/// position and the byte), answering how many bytes it took. Generic, not
+/// function pointers: each writer gets its own loop with both inlined.
 fn escape_words(
     bytes: &[u8],
     escaped: &mut Vec<u8>,
