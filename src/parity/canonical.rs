@@ -18,7 +18,10 @@ use crate::error::{Error, ErrorKind, Result};
 use std::cmp::Ordering;
 
 use crate::js_string::cmp_wtf8_as_utf16;
-use crate::json::{parse_lowered, sorted_indices, write_json_string, write_json_utf8, write_number, Parser, Value};
+use crate::json::{
+    parse_lowered, sorted_indices, write_json_string, write_json_string_bytes, write_json_utf8_bytes, write_number,
+    Parser, Value,
+};
 
 /// Deepest nesting canonicalization accepts (the reference's
 /// `MAX_CANONICALIZE_DEPTH`).
@@ -142,39 +145,46 @@ fn write_member(index: usize, key: &crate::JsString, item: &Value, depth: usize,
 /// assert_eq!(canonicalize_lowered(r#"{"b":[1.50,undefined,hole],"a":undefined}"#).unwrap(), r#"{"b":[1.5,null,]}"#);
 /// ```
 pub fn canonicalize_lowered(text: &str) -> Result<String> {
-    let mut out = String::with_capacity(text.len());
+    let mut out = Vec::with_capacity(text.len());
     canonicalize_lowered_into(text, &mut out)?;
-    Ok(out)
+    // UTF-8 always (the input is, and every lone surrogate is escaped);
+    // were it not, the tree path answers rather than a panic.
+    String::from_utf8(out).or_else(|_| canonicalize(&parse_lowered(text)?))
 }
 
-/// Appends [`canonicalize_lowered`]'s output to `out`. On error `out` holds
-/// a partial write.
+/// Appends [`canonicalize_lowered`]'s output to `out`, as bytes: the
+/// fingerprint only hashes them, so the text is written once, with no
+/// UTF-8 check of its own (the input is UTF-8, the escapes ASCII). On
+/// error `out` is as it was.
 ///
 /// # Errors
 /// As [`canonicalize_lowered`].
-pub(crate) fn canonicalize_lowered_into(text: &str, out: &mut String) -> Result<()> {
+pub(crate) fn canonicalize_lowered_into(text: &str, out: &mut Vec<u8>) -> Result<()> {
     let mark = out.len();
     if Direct::new(text).document(out).is_some() {
         return Ok(());
     }
     out.truncate(mark);
-    canonicalize_into(&parse_lowered(text)?, out)
+    let mut tree = String::new();
+    canonicalize_into(&parse_lowered(text)?, &mut tree)?;
+    out.extend_from_slice(tree.as_bytes());
+    Ok(())
 }
 
 /// [`canonicalize_lowered_into`] for lowered text whose large strings were
 /// handed over raw: each bare word `raw` in `text` stands for the next of
-/// `strings` (UTF-8 bytes, not yet escaped nor checked), which is escaped
-/// straight into `out` — the binding then never has to `JSON.stringify` a file an
-/// edit carries, only copy its UTF-8. Only the tree-free path reads this
-/// form: the binding sends it for plain data alone, which that path always
-/// takes, and anything it cannot take is an error here (the binding then
-/// sends the ordinary lowered text).
+/// `strings` (UTF-8 bytes, not yet escaped nor checked), which is checked
+/// and escaped straight into `out` — the binding then never has to
+/// `JSON.stringify` a file an edit carries, only copy its UTF-8. Only the
+/// tree-free path reads this form: the binding sends it for plain data
+/// alone, which that path always takes, and anything it cannot take is an
+/// error here (the binding then sends the ordinary lowered text).
 ///
 /// # Errors
 /// [`ErrorKind::Syntax`] if the text is not plain lowered JSON that the
 /// tree-free path canonicalizes, if it does not use every string once, or
 /// if a string is not UTF-8.
-pub(crate) fn canonicalize_lowered_with_strings_into(text: &str, strings: &[&[u8]], out: &mut String) -> Result<()> {
+pub(crate) fn canonicalize_lowered_with_strings_into(text: &str, strings: &[&[u8]], out: &mut Vec<u8>) -> Result<()> {
     let mut direct = Direct::new(text);
     direct.strings = strings;
     match direct.document(out) {
@@ -222,7 +232,7 @@ struct Direct<'a> {
     parser: Parser<'a>,
     members: Vec<Member>,
     decoded_keys: Vec<u8>,
-    scratch: String,
+    scratch: Vec<u8>,
     /// The member order of the object being rewritten (reused).
     order: Vec<usize>,
     /// The raw strings the bare word `raw` stands for, in order (UTF-8,
@@ -238,22 +248,22 @@ impl<'a> Direct<'a> {
             parser: Parser::new(text.as_bytes(), true),
             members: Vec::with_capacity(16),
             decoded_keys: Vec::new(),
-            scratch: String::new(),
+            scratch: Vec::new(),
             order: Vec::new(),
             strings: &[],
             next_string: 0,
         }
     }
 
-    fn document(&mut self, out: &mut String) -> Option<()> {
+    fn document(&mut self, out: &mut Vec<u8>) -> Option<()> {
         if self.value(0, false, out)? == Written::Undefined {
-            out.push_str("null");
+            out.extend_from_slice(b"null");
         }
         self.parser.skip_ws();
         (self.parser.pos == self.text.len()).then_some(())
     }
 
-    fn value(&mut self, depth: usize, in_array: bool, out: &mut String) -> Option<Written> {
+    fn value(&mut self, depth: usize, in_array: bool, out: &mut Vec<u8>) -> Option<Written> {
         if depth > MAX_CANONICALIZE_DEPTH {
             return None;
         }
@@ -268,10 +278,10 @@ impl<'a> Direct<'a> {
         }
     }
 
-    fn word(&mut self, in_array: bool, out: &mut String) -> Option<Written> {
+    fn word(&mut self, in_array: bool, out: &mut Vec<u8>) -> Option<Written> {
         match self.parser.parse_word(in_array).ok()? {
-            Value::Null => out.push_str("null"),
-            Value::Bool(b) => out.push_str(if b { "true" } else { "false" }),
+            Value::Null => out.extend_from_slice(b"null"),
+            Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
             Value::Undefined => return Some(Written::Undefined),
             Value::Hole => return Some(Written::Hole),
             _ => return None,
@@ -279,15 +289,17 @@ impl<'a> Direct<'a> {
         Some(Written::Value)
     }
 
-    fn number(&mut self, out: &mut String) -> Option<Written> {
+    fn number(&mut self, out: &mut Vec<u8>) -> Option<Written> {
         let start = self.parser.pos;
         if let Some(end) = self.short_integer(start).or_else(|| self.canonical_decimal(start)) {
             self.parser.pos = end;
-            out.push_str(&self.text[start..end]);
+            out.extend_from_slice(&self.text.as_bytes()[start..end]);
             return Some(Written::Value);
         }
         let n = self.parser.parse_f64().ok().filter(|n| n.is_finite())?;
-        write_number(n, out);
+        let mut digits = String::new();
+        write_number(n, &mut digits);
+        out.extend_from_slice(digits.as_bytes());
         Some(Written::Value)
     }
 
@@ -342,22 +354,22 @@ impl<'a> Direct<'a> {
         (significant <= 15).then_some(end)
     }
 
-    fn string(&mut self, out: &mut String) -> Option<Written> {
+    fn string(&mut self, out: &mut Vec<u8>) -> Option<Written> {
         match self.canonical_string() {
-            Some((start, end, _)) => out.push_str(&self.text[start - 1..=end]),
-            None => write_json_string(&self.parser.parse_string().ok()?, out),
+            Some((start, end, _)) => out.extend_from_slice(&self.text.as_bytes()[start - 1..=end]),
+            None => write_json_string_bytes(&self.parser.parse_string().ok()?, out),
         }
         Some(Written::Value)
     }
 
     /// The bare word `raw`: the next raw string, escaped as
     /// `JSON.stringify` would have written it.
-    fn raw_string(&mut self, out: &mut String) -> Option<Written> {
+    fn raw_string(&mut self, out: &mut Vec<u8>) -> Option<Written> {
         let rest = &self.text.as_bytes()[self.parser.pos..];
         if !rest.starts_with(b"raw") || rest.get(3).is_some_and(u8::is_ascii_alphabetic) {
             return None;
         }
-        write_json_utf8(self.strings.get(self.next_string)?, out)?;
+        write_json_utf8_bytes(self.strings.get(self.next_string)?, out)?;
         self.next_string += 1;
         self.parser.pos += 3;
         Some(Written::Value)
@@ -395,9 +407,9 @@ impl<'a> Direct<'a> {
         None
     }
 
-    fn array(&mut self, depth: usize, out: &mut String) -> Option<Written> {
+    fn array(&mut self, depth: usize, out: &mut Vec<u8>) -> Option<Written> {
         self.parser.pos += 1;
-        out.push('[');
+        out.push(b'[');
         self.parser.skip_ws();
         if self.parser.peek() == Some(b']') {
             self.parser.pos += 1;
@@ -405,26 +417,26 @@ impl<'a> Direct<'a> {
             loop {
                 // Holes and undefined take their place: `[null,,1]`.
                 if self.value(depth + 1, true, out)? == Written::Undefined {
-                    out.push_str("null");
+                    out.extend_from_slice(b"null");
                 }
                 self.parser.skip_ws();
                 self.parser.pos += 1;
                 match self.text.as_bytes().get(self.parser.pos - 1)? {
-                    b',' => out.push(','),
+                    b',' => out.push(b','),
                     b']' => break,
                     _ => return None,
                 }
             }
         }
-        out.push(']');
+        out.push(b']');
         Some(Written::Value)
     }
 
-    fn object(&mut self, depth: usize, out: &mut String) -> Option<Written> {
+    fn object(&mut self, depth: usize, out: &mut Vec<u8>) -> Option<Written> {
         self.parser.pos += 1;
         let body = out.len() + 1;
         let base = self.members.len();
-        out.push('{');
+        out.push(b'{');
         self.parser.skip_ws();
         if self.parser.peek() == Some(b'}') {
             self.parser.pos += 1;
@@ -443,33 +455,33 @@ impl<'a> Direct<'a> {
         }
         self.order_members(base, body, out)?;
         self.members.truncate(base);
-        out.push('}');
+        out.push(b'}');
         Some(Written::Value)
     }
 
     /// Writes one `"key":value` (after a comma if `after_another`), or
     /// nothing for an undefined value; says whether it wrote.
-    fn member(&mut self, depth: usize, after_another: bool, out: &mut String) -> Option<bool> {
+    fn member(&mut self, depth: usize, after_another: bool, out: &mut Vec<u8>) -> Option<bool> {
         self.parser.skip_ws();
         if self.parser.peek() != Some(b'"') {
             return None;
         }
         let rollback = out.len();
         if after_another {
-            out.push(',');
+            out.push(b',');
         }
         let start = out.len();
         // Keys are compared decoded: an escaped key is decoded, once.
         let open = self.parser.pos;
         let key = match self.canonical_string() {
             Some((key_start, key_end, false)) => {
-                out.push_str(&self.text[key_start - 1..=key_end]);
+                out.extend_from_slice(&self.text.as_bytes()[key_start - 1..=key_end]);
                 KeyBytes::Input(key_start, key_end)
             }
             _ => {
                 self.parser.pos = open;
                 let key = self.parser.parse_string().ok()?;
-                write_json_string(&key, out);
+                write_json_string_bytes(&key, out);
                 let from = self.decoded_keys.len();
                 self.decoded_keys.extend_from_slice(key.as_bytes());
                 KeyBytes::Decoded(from, self.decoded_keys.len())
@@ -480,7 +492,7 @@ impl<'a> Direct<'a> {
             return None;
         }
         self.parser.pos += 1;
-        out.push(':');
+        out.push(b':');
         let written = match self.value(depth + 1, false, out)? {
             Written::Value => true,
             Written::Undefined => false,
@@ -497,7 +509,7 @@ impl<'a> Direct<'a> {
     /// Puts the members written since `base` in UTF-16 key order (they are
     /// usually in order already). A duplicate key is left to the tree path,
     /// which keeps JS's last-wins semantics.
-    fn order_members(&mut self, base: usize, body: usize, out: &mut String) -> Option<()> {
+    fn order_members(&mut self, base: usize, body: usize, out: &mut Vec<u8>) -> Option<()> {
         let (text, decoded) = (self.text.as_bytes(), &self.decoded_keys);
         let key = |k: KeyBytes| match k {
             KeyBytes::Input(a, b) => &text[a..b],
@@ -518,13 +530,13 @@ impl<'a> Direct<'a> {
             }
         }
         self.scratch.clear();
-        self.scratch.push_str(&out[body..]);
+        self.scratch.extend_from_slice(&out[body..]);
         out.truncate(body);
         for member in order.iter().map(|&i| &members[i]).filter(|m| m.end > m.start) {
             if out.len() > body {
-                out.push(',');
+                out.push(b',');
             }
-            out.push_str(&self.scratch[member.start - body..member.end - body]);
+            out.extend_from_slice(&self.scratch[member.start - body..member.end - body]);
         }
         Some(())
     }
@@ -568,14 +580,23 @@ mod tests {
     use crate::json::parse;
     use crate::JsString;
 
+    /// The tree-free path alone, appending to `out` (its text checked as UTF-8).
+    fn direct_into(text: &str, out: &mut String) -> Option<()> {
+        let mut bytes = out.clone().into_bytes();
+        Direct::new(text).document(&mut bytes)?;
+        *out = String::from_utf8(bytes).expect("the tree-free path writes UTF-8");
+        Some(())
+    }
+
     fn canon(text: &str) -> Result<String> {
         canonicalize(&parse_lowered(text).unwrap())
     }
 
     fn with_strings(text: &str, strings: &[&str]) -> Result<String> {
-        let mut out = String::new();
+        let mut out = Vec::new();
         let strings: Vec<&[u8]> = strings.iter().map(|s| s.as_bytes()).collect();
-        canonicalize_lowered_with_strings_into(text, &strings, &mut out).map(|()| out)
+        canonicalize_lowered_with_strings_into(text, &strings, &mut out)?;
+        Ok(String::from_utf8(out).expect("canonical text is UTF-8"))
     }
 
     #[test]
@@ -619,6 +640,12 @@ mod tests {
         }
         // Without strings the word is not part of the lowered form at all.
         assert!(canonicalize_lowered("raw").is_err());
+        // A raw string that is not UTF-8 (no JS string encodes to it) is
+        // refused, never hashed as it came.
+        let mut out = Vec::new();
+        let not_utf8: &[&[u8]] = &[b"ok", &[b'x', 0xFF, b'y']];
+        let error = canonicalize_lowered_with_strings_into("[raw,raw]", not_utf8, &mut out).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::Syntax);
     }
 
     #[test]
@@ -640,7 +667,7 @@ mod tests {
             "[12345678901234567890,-12,0,-0.0]".to_string(),
         ] {
             let mut out = String::new();
-            assert!(Direct::new(&text).document(&mut out).is_some(), "{text}");
+            assert!(direct_into(&text, &mut out).is_some(), "{text}");
             assert_eq!(out, canonicalize(&parse_lowered(&text).unwrap()).unwrap());
         }
         for needs_tree in [
@@ -651,10 +678,7 @@ mod tests {
             "1 2",
             "hole",
         ] {
-            assert!(
-                Direct::new(needs_tree).document(&mut String::new()).is_none(),
-                "{needs_tree}"
-            );
+            assert!(direct_into(needs_tree, &mut String::new()).is_none(), "{needs_tree}");
         }
     }
 
@@ -675,7 +699,7 @@ mod tests {
             for prefix in ["", "1234567", "12345678", "123456789abcdef"] {
                 let text = format!(r#"{{"k":"{prefix}{body}{body}","j":"{body}"}}"#);
                 let mut out = String::new();
-                let direct = Direct::new(&text).document(&mut out);
+                let direct = direct_into(&text, &mut out);
                 match parse_lowered(&text) {
                     Ok(value) if direct.is_some() => assert_eq!(out, canonicalize(&value).unwrap(), "{text}"),
                     Ok(_) => assert!(body.contains("\\u") || body.contains("\\/"), "{text} needed the tree"),
@@ -684,7 +708,7 @@ mod tests {
             }
         }
         for cut in [r#""abc"#, r#""abcdefgh\"#, r#""abcdefghijklmnop"#] {
-            assert!(Direct::new(cut).document(&mut String::new()).is_none(), "{cut}");
+            assert!(direct_into(cut, &mut String::new()).is_none(), "{cut}");
         }
     }
 
@@ -710,7 +734,7 @@ mod tests {
             r#"{"z":{"b":undefined,"a":undefined},"y":[{"d":undefined,"c":undefined}]}"#.to_string(),
         ] {
             let mut out = String::from("tool\n");
-            assert!(Direct::new(&text).document(&mut out).is_some(), "{text}");
+            assert!(direct_into(&text, &mut out).is_some(), "{text}");
             assert_eq!(
                 out,
                 format!("tool\n{}", canonicalize(&parse_lowered(&text).unwrap()).unwrap()),
@@ -762,7 +786,7 @@ mod tests {
             let mut text = String::new();
             value(&mut rng, 0, &mut text);
             let mut out = String::from("tool\n");
-            assert!(Direct::new(&text).document(&mut out).is_some(), "{text}");
+            assert!(direct_into(&text, &mut out).is_some(), "{text}");
             let expected = format!("tool\n{}", canon(&text).unwrap());
             reordered += usize::from(expected != format!("tool\n{}", text.replace(",undefined", "")));
             assert_eq!(out, expected, "{text}");
@@ -819,7 +843,7 @@ mod tests {
             let verbatim = direct.canonical_decimal(0);
             let Ok(value) = parse(literal) else {
                 assert!(
-                    Direct::new(literal).document(&mut String::new()).is_none(),
+                    direct_into(literal, &mut String::new()).is_none(),
                     "{literal} is not JSON"
                 );
                 continue;
@@ -830,7 +854,7 @@ mod tests {
                 assert_eq!(&oracle, literal, "copied verbatim");
             }
             let mut out = String::new();
-            if Direct::new(literal).document(&mut out).is_some() {
+            if direct_into(literal, &mut out).is_some() {
                 assert_eq!(out, oracle, "{literal}");
             }
         }
@@ -867,7 +891,7 @@ mod tests {
                         .join(",")
                 );
                 let mut out = String::new();
-                let direct = Direct::new(&text).document(&mut out);
+                let direct = direct_into(&text, &mut out);
                 if has_duplicate {
                     assert!(direct.is_none(), "{text}");
                 } else {

@@ -70,9 +70,9 @@ pub fn fingerprint_key_material(key_material: &Value) -> Result<String> {
 /// assert_eq!(fp, "b84a3e324e9dc95335f72cfee5e5898465349be72cb1348fe7927c49c8d65d92");
 /// ```
 pub fn fingerprint_lowered_tool_call(tool_name: &JsString, key_material: &str) -> Result<String> {
-    let mut text = call_prefix(tool_name, key_material.len());
+    let mut text = call_prefix(tool_name, key_material.len()).into_bytes();
     canonicalize_lowered_into(key_material, &mut text)?;
-    Ok(sha256_hex(text.as_bytes()))
+    Ok(sha256_hex(&text))
 }
 
 /// [`fingerprint_lowered_tool_call`] over lowered text whose large
@@ -106,9 +106,9 @@ pub fn fingerprint_lowered_tool_call_with_strings<S: AsRef<[u8]>>(
     // one every ~17): growing a megabyte buffer midway costs a quarter of
     // the escaping.
     let room = key_material.len() + strings.iter().map(|s| s.len() + s.len() / 8 + 2).sum::<usize>();
-    let mut text = call_prefix(tool_name, room);
+    let mut text = call_prefix(tool_name, room).into_bytes();
     canonicalize_lowered_with_strings_into(key_material, &strings, &mut text)?;
-    Ok(sha256_hex(text.as_bytes()))
+    Ok(sha256_hex(&text))
 }
 
 /// [`fingerprint_key_material`] over lowered text.
@@ -116,9 +116,9 @@ pub fn fingerprint_lowered_tool_call_with_strings<S: AsRef<[u8]>>(
 /// # Errors
 /// As [`fingerprint_lowered_tool_call`].
 pub fn fingerprint_lowered_key_material(key_material: &str) -> Result<String> {
-    let mut text = String::with_capacity(key_material.len());
+    let mut text = Vec::with_capacity(key_material.len());
     canonicalize_lowered_into(key_material, &mut text)?;
-    Ok(sha256_hex(text.as_bytes()))
+    Ok(sha256_hex(&text))
 }
 
 /// Fingerprint of a string used as key material, without building a

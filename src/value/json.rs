@@ -508,19 +508,24 @@ const STRING_STOP: [bool; 256] = {
 };
 
 /// The length of the prefix of `bytes` without a byte of `stop`: eight
-/// bytes at a time while `word_may_stop` clears a word (strings are most
-/// of a large payload), then byte by byte to the exact stop.
-fn verbatim_run(bytes: &[u8], stop: &[bool; 256], word_may_stop: fn(u64) -> bool) -> usize {
-    let clear = bytes
-        .chunks_exact(8)
-        .take_while(|chunk| !word_may_stop(le_word(chunk)))
-        .count()
-        * 8;
-    clear
-        + bytes[clear..]
-            .iter()
-            .position(|&b| stop[b as usize])
-            .unwrap_or(bytes.len() - clear)
+/// bytes at a time (strings are most of a large payload) until `first_stop`
+/// names the first stop in a word — exactly, so the stop is found without
+/// a second, byte-wise look at that word (most strings are a key or a word
+/// that ends inside the first eight bytes: measured in docs/performance.md)
+/// — then the last few bytes one by one.
+#[inline(always)]
+fn verbatim_run(bytes: &[u8], stop: &[bool; 256], first_stop: impl Fn(u64) -> Option<usize>) -> usize {
+    let mut pos = 0;
+    while let Some(chunk) = bytes.get(pos..pos + 8) {
+        if let Some(at) = first_stop(le_word(chunk)) {
+            return pos + at;
+        }
+        pos += 8;
+    }
+    pos + bytes[pos..]
+        .iter()
+        .position(|&b| stop[b as usize])
+        .unwrap_or(bytes.len() - pos)
 }
 
 fn le_word(chunk: &[u8]) -> u64 {
@@ -571,16 +576,6 @@ fn first_escape_candidate(word: u64) -> Option<usize> {
 /// The byte whose high bit is the lowest one set in `marks`.
 fn first_marked(marks: u64) -> Option<usize> {
     (marks != 0).then(|| marks.trailing_zeros() as usize / 8)
-}
-
-/// Whether a byte of `word` is in [`STRING_STOP`].
-fn may_stop_string(word: u64) -> bool {
-    string_stops(word) != 0
-}
-
-/// Whether a byte of `word` is in [`ESCAPE_CANDIDATE`].
-fn may_need_escape(word: u64) -> bool {
-    escape_candidates(word) != 0
 }
 
 enum Frame {
@@ -839,7 +834,7 @@ impl<'a> Parser<'a> {
     /// Advances past bytes that a string literal copies verbatim.
     pub(crate) fn skip_plain_string_bytes(&mut self) {
         let rest = &self.bytes[self.pos.min(self.bytes.len())..];
-        self.pos += verbatim_run(rest, &STRING_STOP, may_stop_string);
+        self.pos += verbatim_run(rest, &STRING_STOP, first_string_stop);
     }
 
     pub(crate) fn parse_string(&mut self) -> Result<JsString> {
@@ -930,6 +925,21 @@ pub fn write_json_string(s: &JsString, out: &mut String) {
     }
 }
 
+/// [`write_json_string`] into bytes, escaped straight into `out` (the
+/// tree-free canonicalizer's writer: no buffer of its own, no UTF-8 check —
+/// what it writes is UTF-8 by construction).
+pub(crate) fn write_json_string_bytes(s: &JsString, out: &mut Vec<u8>) {
+    escape_wtf8(s.as_bytes(), out);
+}
+
+/// [`write_json_utf8`] into bytes: `bytes` are checked in place, then
+/// escaped straight into `out`; `None`, `out` unchanged, if not UTF-8.
+pub(crate) fn write_json_utf8_bytes(bytes: &[u8], out: &mut Vec<u8>) -> Option<()> {
+    std::str::from_utf8(bytes).ok()?;
+    escape_json_str(bytes, out);
+    Some(())
+}
+
 /// Escapes `bytes` (with `escape`) into a buffer of its own, then appends
 /// it to `out` if it is UTF-8 — its one check; `None`, `out` unchanged, if
 /// not.
@@ -982,7 +992,7 @@ fn write_json_string_by_runs(s: &JsString, out: &mut String) {
     let mut pos = 0;
     loop {
         // Skip, in one tight scan, everything that is copied verbatim.
-        pos += verbatim_run(&bytes[pos..], &ESCAPE_CANDIDATE, may_need_escape);
+        pos += verbatim_run(&bytes[pos..], &ESCAPE_CANDIDATE, first_escape_candidate);
         let Some(&b) = bytes.get(pos) else { break };
         let lone_surrogate = b == 0xED && bytes.get(pos + 1).is_some_and(|&n| n >= 0xA0);
         if b == 0xED && !lone_surrogate {
@@ -1090,20 +1100,36 @@ fn push_unicode_escape_byte(unit: u32, escaped: &mut Vec<u8>) {
     escaped.extend_from_slice(&[b'\\', b'u', digit(12), digit(8), digit(4), digit(0)]);
 }
 
-/// [`push_escape`] into bytes.
-#[inline]
+/// [`push_escape`] into bytes. Inlined into the word loops: a file an edit
+/// carries meets a quote or a newline every few dozen bytes, and a call per
+/// escape was a tenth of escaping such a string (docs/performance.md).
+#[inline(always)]
 fn push_escape_byte(b: u8, escaped: &mut Vec<u8>) {
-    let short = match b {
-        b'"' => b'"',
-        b'\\' => b'\\',
-        0x08 => b'b',
-        0x0C => b'f',
-        b'\n' => b'n',
-        b'\r' => b'r',
-        b'\t' => b't',
-        _ => return push_unicode_escape_byte(u32::from(b), escaped),
-    };
-    escaped.extend_from_slice(&[b'\\', short]);
+    match SHORT_ESCAPE[b as usize] {
+        0 => push_control_escape_byte(b, escaped),
+        short => escaped.extend_from_slice(&[b'\\', short]),
+    }
+}
+
+/// The letter of a byte's short escape (`"` → `"`, newline → `n`, …); 0
+/// where `JSON.stringify` writes `\u00xx` instead.
+const SHORT_ESCAPE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table[0x08] = b'b';
+    table[0x0C] = b'f';
+    table[b'\n' as usize] = b'n';
+    table[b'\r' as usize] = b'r';
+    table[b'\t' as usize] = b't';
+    table
+};
+
+/// The `\u00xx` of a control character: rare, so kept out of the loops.
+#[cold]
+#[inline(never)]
+fn push_control_escape_byte(b: u8, escaped: &mut Vec<u8>) {
+    push_unicode_escape_byte(u32::from(b), escaped);
 }
 
 /// The escape `JSON.stringify` writes for an ASCII byte that cannot stand
@@ -1280,19 +1306,19 @@ mod tests {
                 chunk[at] = byte;
                 let word = le_word(&chunk);
                 assert_eq!(
-                    may_stop_string(word),
+                    first_string_stop(word).is_some(),
                     STRING_STOP[byte as usize],
                     "byte {byte:#x} at {at}"
                 );
                 assert_eq!(
-                    may_need_escape(word),
+                    first_escape_candidate(word).is_some(),
                     ESCAPE_CANDIDATE[byte as usize],
                     "byte {byte:#x} at {at}"
                 );
             }
         }
         let busy = le_word(&[0x80, 0xFF, 0x7F, 0x21, 0x5B, 0x5D, 0xC3, 0xEE]);
-        assert!(!may_stop_string(busy) && !may_need_escape(busy));
+        assert!(first_string_stop(busy).is_none() && first_escape_candidate(busy).is_none());
     }
 
     /// The first stop (or escape candidate) a word's masks name is the
@@ -1376,6 +1402,29 @@ mod tests {
             assert_eq!(utf8, naive(&JsString::from(text.as_str())).into_bytes(), "{text:?}");
             escape_wtf8(wtf8.as_bytes(), &mut wide);
             assert_eq!(wide, naive(&wtf8).into_bytes(), "{wtf8:?}");
+            // The tree-free canonicalizer's byte writers, appending.
+            let mut bytes = b"prefix".to_vec();
+            write_json_string_bytes(&wtf8, &mut bytes);
+            assert_eq!(bytes, format!("prefix{}", naive(&wtf8)).into_bytes(), "{wtf8:?}");
+            let mut bytes = b"prefix".to_vec();
+            assert!(write_json_utf8_bytes(text.as_bytes(), &mut bytes).is_some());
+            let expected = format!("prefix{}", naive(&JsString::from(text.as_str())));
+            assert_eq!(bytes, expected.into_bytes(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn raw_bytes_that_are_not_utf8_are_refused_and_nothing_written() {
+        // A stray continuation byte, a truncated sequence, a lone surrogate
+        // in WTF-8 (UTF-8 cannot carry it), each at word and tail positions.
+        for bad in [&[0x80][..], &[0xE2, 0x82], &[0xED, 0xA0, 0x80]] {
+            for at in [0, 3, 11] {
+                let mut input = vec![b'a'; 16];
+                input.splice(at..at, bad.iter().copied());
+                let mut out = b"prefix".to_vec();
+                assert!(write_json_utf8_bytes(&input, &mut out).is_none(), "{input:?}");
+                assert_eq!(out, b"prefix", "{input:?}");
+            }
         }
     }
 
