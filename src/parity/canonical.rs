@@ -235,6 +235,9 @@ struct Direct<'a> {
     scratch: Vec<u8>,
     /// The member order of the object being rewritten (reused).
     order: Vec<usize>,
+    /// A number JS prints differently from its literal (a 17-digit double,
+    /// an exponent), printed before it is copied out (reused).
+    digits: String,
     /// The raw strings the bare word `raw` stands for, in order (UTF-8,
     /// checked once, as their escaped literals).
     strings: &'a [&'a [u8]],
@@ -250,6 +253,7 @@ impl<'a> Direct<'a> {
             decoded_keys: Vec::new(),
             scratch: Vec::new(),
             order: Vec::new(),
+            digits: String::new(),
             strings: &[],
             next_string: 0,
         }
@@ -297,9 +301,9 @@ impl<'a> Direct<'a> {
             return Some(Written::Value);
         }
         let n = self.parser.parse_f64().ok().filter(|n| n.is_finite())?;
-        let mut digits = String::new();
-        write_number(n, &mut digits);
-        out.extend_from_slice(digits.as_bytes());
+        self.digits.clear();
+        write_number(n, &mut self.digits);
+        out.extend_from_slice(self.digits.as_bytes());
         Some(Written::Value)
     }
 

@@ -1135,15 +1135,9 @@ fn push_control_escape_byte(b: u8, escaped: &mut Vec<u8>) {
 /// The escape `JSON.stringify` writes for an ASCII byte that cannot stand
 /// in a string literal: the short forms, else `\u00xx`.
 fn push_escape(b: u8, out: &mut String) {
-    match b {
-        b'"' => out.push_str("\\\""),
-        b'\\' => out.push_str("\\\\"),
-        0x08 => out.push_str("\\b"),
-        0x0C => out.push_str("\\f"),
-        b'\n' => out.push_str("\\n"),
-        b'\r' => out.push_str("\\r"),
-        b'\t' => out.push_str("\\t"),
-        _ => push_unicode_escape(u32::from(b), out),
+    match SHORT_ESCAPE[b as usize] {
+        0 => push_unicode_escape(u32::from(b), out),
+        short => out.extend(['\\', char::from(short)]),
     }
 }
 
