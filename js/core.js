@@ -143,3 +143,45 @@ export function readRecord(packed) {
   if (verdictLength > 0) record.verdict = JSON.parse(decoder.decode(out.subarray(72, 72 + verdictLength)));
   return record;
 }
+
+// --- The session engine's compact answer ----------------------------------
+//
+// An outcome where every call runs with no verdict and no warning — almost
+// every response — comes back in the buffer instead of as JSON (decoding
+// and parsing it was a sixth of an adapter's time per response): the round
+// as a little-endian f64 at 0, then per decision an 80-byte record: the
+// streak (f64), a flag byte, the fingerprint's 64 hex digits from byte 16.
+// The layout is `write_decision` in wasm/src/session.rs.
+
+const DECISIONS_AT = 8;
+const DECISION_BYTES = 80;
+const FINGERPRINT_AT = 16;
+
+/**
+ * A compact session answer: its round and its decisions, as their JSON
+ * would parse, for the calls the shim lowered (`{id, toolName}` each, in
+ * order).
+ */
+export function readCompact(calls) {
+  // The whole answer first: writing it may have grown — and so moved — the
+  // buffer past a view that still covers its first records.
+  const out = view(DECISIONS_AT + calls.length * DECISION_BYTES);
+  const decisions = new Array(calls.length);
+  for (let i = 0; i < calls.length; i++) {
+    const at = DECISIONS_AT + i * DECISION_BYTES;
+    const flags = out[at + 8];
+    decisions[i] = {
+      id: calls[i].id,
+      toolName: calls[i].toolName,
+      action: flags & 1 ? 'refuse' : 'run',
+      message: null,
+      verdict: null,
+      fingerprint: flags & 16 ? decoder.decode(out.subarray(at + FINGERPRINT_AT, at + DECISION_BYTES)) : null,
+      streak: data.getFloat64(at, true),
+      duplicateInRound: (flags & 2) !== 0,
+      exempt: (flags & 4) !== 0,
+      malformed: (flags & 8) !== 0,
+    };
+  }
+  return { round: data.getFloat64(0, true), decisions };
+}

@@ -14,7 +14,7 @@
 // files (the CommonJS build concatenates them).
 
 import { lower, lowerKeyMaterial, lowerKeyMaterialForIo, ioText, ioStrings, wrapIoText, textArg } from './lower.js';
-import { core, writeStrings } from './core.js';
+import { core, writeStrings, readCompact } from './core.js';
 import { toolingGlue } from './tooling.js';
 import { resolveOptionWith, resolveLoopKeyWith, coreConfig } from './option.js';
 
@@ -198,7 +198,8 @@ export class DoomLoopSession {
   /** One call as the core reads it: lowered JSON text, or `{ text, strings }` when its arguments carry long strings raw. */
   #lowerCall(call) {
     const name = String(call.toolName);
-    const id = JSON.stringify(String(call.id ?? ''));
+    const callId = String(call.id ?? '');
+    const id = JSON.stringify(callId);
     let malformed = call.malformed === true;
     let args = call.args;
     if (typeof args === 'string' && call.malformed === undefined) {
@@ -245,12 +246,21 @@ export class DoomLoopSession {
       key = ',"key":"exempt"';
     }
     const text = (argsText) => `{"id":${id},"toolName":${JSON.stringify(name)},"args":${argsText},"malformed":${malformed}${key}}`;
-    return wrapIoText(lowered, text);
+    // The id and tool name as the core reads them back: a compact answer's
+    // decisions carry neither (readCompact).
+    return { io: wrapIoText(lowered, text), id: callId, toolName: name };
   }
 
-  /** Lowered calls as the core reads them; their raw strings appended to `strings`, in order. */
-  #lowerCalls(calls, strings) {
-    const texts = (Array.isArray(calls) ? calls : []).map((call) => textOf(this.#lowerOnce(call), strings));
+  /**
+   * Lowered calls as the core reads them; their raw strings appended to
+   * `strings`, in order, and each call's lowering to `lowered` when given.
+   */
+  #lowerCalls(calls, strings, lowered) {
+    const texts = (Array.isArray(calls) ? calls : []).map((call) => {
+      const one = this.#lowerOnce(call);
+      lowered?.push(one);
+      return textOf(one.io, strings);
+    });
     return `[${texts.join(',')}]`;
   }
 
@@ -276,9 +286,16 @@ export class DoomLoopSession {
       // A long text crosses raw as well (it comes first in the document,
       // so its string comes first).
       const strings = [];
+      const loweredCalls = [];
       const text = typeof response?.text === 'string' ? textOf(lowerKeyMaterialForIo(response.text), strings) : 'null';
-      const lowered = `{"text":${text},"calls":${this.#lowerCalls(calls, strings)}}`;
-      const outcome = parseAnswer(this.#inner.onResponse(lowered, writeStrings(0, strings), strings.length));
+      const lowered = `{"text":${text},"calls":${this.#lowerCalls(calls, strings, loweredCalls)}}`;
+      const answer = this.#inner.onResponse(lowered, writeStrings(0, strings), strings.length);
+      if (answer === '') {
+        // Compact: every call runs, no verdict, no warning (wasm/src/session.rs).
+        const { round, decisions } = readCompact(loweredCalls);
+        return { round, textVerdict: null, decisions, halt: null };
+      }
+      const outcome = parseAnswer(answer);
       for (const verdict of outcome.verdicts) this.#detected(verdict);
       return {
         round: outcome.round,
@@ -294,8 +311,12 @@ export class DoomLoopSession {
     if (!this.#live()) return runDecision(call);
     return this.#guard(() => {
       const strings = [];
-      const text = textOf(this.#lowerOnce(call), strings);
-      const decision = parseAnswer(this.#inner.onCall(text, writeStrings(0, strings), strings.length));
+      const lowered = this.#lowerOnce(call);
+      const text = textOf(lowered.io, strings);
+      const answer = this.#inner.onCall(text, writeStrings(0, strings), strings.length);
+      // Compact: the call runs, no verdict, no warning (wasm/src/session.rs).
+      if (answer === '') return readCompact([lowered]).decisions[0];
+      const decision = parseAnswer(answer);
       if (!decision.duplicateInRound) this.#detected(decision.verdict);
       return decision;
     }, () => runDecision(call));

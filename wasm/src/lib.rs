@@ -263,9 +263,21 @@ fn io_reserve(io: &mut Vec<u8>, len: usize) {
     }
 }
 
+/// Runs `write` on the I/O buffer; `false` when it is in use (nothing is
+/// written then, and the caller answers the slow way).
+pub(crate) fn with_io_buffer(write: impl FnOnce(&mut Vec<u8>)) -> bool {
+    IO.with(|io| match io.try_borrow_mut() {
+        Ok(mut io) => {
+            write(&mut io);
+            true
+        }
+        Err(_) => false,
+    })
+}
+
 /// Writes `bytes` at `at`, growing the buffer if needed (the shim sees the
 /// growth from the lengths it is told and asks for the new address).
-fn io_write(io: &mut Vec<u8>, at: usize, bytes: &[u8]) {
+pub(crate) fn io_write(io: &mut Vec<u8>, at: usize, bytes: &[u8]) {
     let end = at + bytes.len();
     io_reserve(io, end);
     io[at..end].copy_from_slice(bytes);

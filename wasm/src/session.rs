@@ -5,12 +5,15 @@
 
 use doom_loop::json::{write_json_string, Object, Value};
 use doom_loop::session::{
-    verdicts_json, Call, CallKey, Capabilities, Response, Session as CoreSession, SessionOptions,
+    verdicts_json, Call, CallAction, CallKey, Capabilities, Decision, Response, RoundOutcome, Session as CoreSession,
+    SessionOptions,
 };
 use doom_loop::{Error, ErrorKind, JsString, ResolvedConfig};
 use wasm_bindgen::prelude::*;
 
-use crate::{js_text, json_strings, lowered, lowered_string, lowered_with_io_strings, Result};
+use crate::{
+    io_write, js_text, json_strings, lowered, lowered_string, lowered_with_io_strings, with_io_buffer, Result,
+};
 
 fn invalid(message: &str) -> Error {
     Error::new(ErrorKind::Type, message)
@@ -84,6 +87,62 @@ fn verdict_json(verdict: Option<&doom_loop::Verdict>) -> String {
     verdict.map_or_else(|| "null".to_string(), |v| v.to_json())
 }
 
+// --- The compact answer ------------------------------------------------
+//
+// Almost every response and call ends the same way: each call runs, no
+// verdict, no warning. Its JSON answer (≈ 300 B a call) cost the shim a
+// decoded string and a `JSON.parse` — a sixth of an adapter's time per
+// response, more than the call's fingerprint. So such an outcome is left
+// in the I/O buffer instead, as numbers and the fingerprint's digits, and
+// the shim builds the same objects from it; the call's id and tool name
+// are the ones the shim lowered (one decision per call, in order).
+// Anything else — a verdict, a refusal, a halt, a warning — answers JSON
+// as before.
+//
+// Layout: the round as a little-endian f64 at 0, then one record of
+// `DECISION_BYTES` per decision from `DECISIONS_AT`: the streak (f64 LE),
+// a flag byte (`FLAG_*`), then from `FINGERPRINT_AT` the fingerprint's 64
+// hex digits (zeros when it has none).
+
+/// Where the first decision record starts.
+const DECISIONS_AT: usize = 8;
+/// The size of one decision record.
+const DECISION_BYTES: usize = 80;
+/// Where a record's fingerprint starts.
+const FINGERPRINT_AT: usize = 16;
+const FLAG_REFUSE: u8 = 1;
+const FLAG_DUPLICATE_IN_ROUND: u8 = 2;
+const FLAG_EXEMPT: u8 = 4;
+const FLAG_MALFORMED: u8 = 8;
+const FLAG_FINGERPRINT: u8 = 16;
+
+/// Whether the compact record says all the JSON would: no verdict or
+/// message to carry, a fingerprint of 64 digits, and a streak that JSON
+/// writes as the same number (not NaN, ±Infinity or -0).
+fn is_compact(decision: &Decision) -> bool {
+    decision.verdict.is_none()
+        && decision.message.is_none()
+        && decision.fingerprint.as_ref().is_none_or(|f| f.as_bytes().len() == 64)
+        && decision.streak.is_finite()
+        && !(decision.streak == 0.0 && decision.streak.is_sign_negative())
+}
+
+fn write_decision(io: &mut Vec<u8>, at: usize, decision: &Decision) {
+    let flag = |set: bool, flag: u8| if set { flag } else { 0 };
+    let flags = flag(decision.action == CallAction::Refuse, FLAG_REFUSE)
+        | flag(decision.duplicate_in_round, FLAG_DUPLICATE_IN_ROUND)
+        | flag(decision.exempt, FLAG_EXEMPT)
+        | flag(decision.malformed, FLAG_MALFORMED)
+        | flag(decision.fingerprint.is_some(), FLAG_FINGERPRINT);
+    let mut record = [0u8; DECISION_BYTES];
+    record[..8].copy_from_slice(&decision.streak.to_le_bytes());
+    record[8] = flags;
+    if let Some(fingerprint) = &decision.fingerprint {
+        record[FINGERPRINT_AT..].copy_from_slice(fingerprint.as_bytes());
+    }
+    io_write(io, at, &record);
+}
+
 /// One session (the shim's `DoomLoopSession`).
 #[wasm_bindgen]
 pub struct Session {
@@ -91,19 +150,52 @@ pub struct Session {
 }
 
 impl Session {
+    /// The compact answer (see above) in the I/O buffer, as `""`, when the
+    /// decisions allow it and no warning is pending; else the JSON answer
+    /// of `json`.
+    fn compact_or_json(&mut self, round: u64, decisions: &[Decision], json: impl FnOnce() -> String) -> String {
+        let warnings = self.inner.take_warnings();
+        let written = warnings.is_empty()
+            && decisions.iter().all(is_compact)
+            && with_io_buffer(|io| {
+                io_write(io, 0, &(round as f64).to_le_bytes());
+                for (i, decision) in decisions.iter().enumerate() {
+                    write_decision(io, DECISIONS_AT + i * DECISION_BYTES, decision);
+                }
+            });
+        if written {
+            String::new()
+        } else {
+            answer_with(&json(), &warnings)
+        }
+    }
+
+    /// A round outcome's answer: compact when it carries nothing but its
+    /// round and plain decisions (no text verdict, halt or verdict).
+    fn outcome_answer(&mut self, outcome: &RoundOutcome) -> String {
+        if outcome.text_verdict.is_some() || outcome.halt.is_some() || !outcome.verdicts.is_empty() {
+            return self.answer(&outcome.to_json());
+        }
+        self.compact_or_json(outcome.round, &outcome.decisions, || outcome.to_json())
+    }
+
     /// `{"value": body, "warnings": [...]}` with the warnings taken.
     fn answer(&mut self, body: &str) -> String {
-        let warnings = self.inner.take_warnings();
-        let mut out = String::with_capacity(body.len() + 16);
-        out.push_str("{\"value\":");
-        out.push_str(body);
-        if !warnings.is_empty() {
-            out.push_str(",\"warnings\":");
-            out.push_str(&json_strings(&warnings));
-        }
-        out.push('}');
-        out
+        answer_with(body, &self.inner.take_warnings())
     }
+}
+
+/// `{"value": body, "warnings": [...]}` (no `warnings` when there are none).
+fn answer_with(body: &str, warnings: &[String]) -> String {
+    let mut out = String::with_capacity(body.len() + 16);
+    out.push_str("{\"value\":");
+    out.push_str(body);
+    if !warnings.is_empty() {
+        out.push_str(",\"warnings\":");
+        out.push_str(&json_strings(warnings));
+    }
+    out.push('}');
+    out
 }
 
 #[wasm_bindgen]
@@ -129,7 +221,8 @@ impl Session {
 
     /// `onResponse` over a lowered `{text, calls}` (the long strings of its
     /// text and calls raw in the I/O buffer, in document order:
-    /// `strings_len` bytes, `strings_count` strings); the round outcome.
+    /// `strings_len` bytes, `strings_count` strings); the round outcome,
+    /// compact in the I/O buffer (`""`) or as JSON.
     #[wasm_bindgen(js_name = onResponse)]
     pub fn on_response(&mut self, response: &str, strings_len: usize, strings_count: usize) -> Result<String> {
         let Value::Object(mut object) = lowered_with_io_strings(response, strings_len, strings_count)? else {
@@ -141,16 +234,18 @@ impl Session {
         };
         let calls = calls_from(object.remove("calls").unwrap_or(Value::Undefined))?;
         let outcome = self.inner.on_response(Response { text, calls });
-        Ok(self.answer(&outcome.to_json()))
+        Ok(self.outcome_answer(&outcome))
     }
 
     /// One call seen alone (recorded into the current round; long strings
-    /// as in `onResponse`); its decision.
+    /// as in `onResponse`); its decision, compact in the I/O buffer (`""`,
+    /// the round's place left as it was) or as JSON.
     #[wasm_bindgen(js_name = onCall)]
     pub fn on_call(&mut self, call: &str, strings_len: usize, strings_count: usize) -> Result<String> {
         let call = call_from(lowered_with_io_strings(call, strings_len, strings_count)?)?;
         let decision = self.inner.on_call(call);
-        Ok(self.answer(&decision.to_json()))
+        let round = self.inner.round();
+        Ok(self.compact_or_json(round, std::slice::from_ref(&decision), || decision.to_json()))
     }
 
     /// Opens a new, empty round.
