@@ -12,7 +12,8 @@
 // Shapes: a 150 B argument object, 1.4 MB of many small objects (20,000
 // rows × 4 fields), one 1 MB string argument (an edit carrying a file),
 // and 60 levels of nesting; then recordToolCall repeated (a loop: a
-// verdict every call) and distinct. `--json FILE` also writes the rows.
+// verdict every call) and distinct, and the session engine's onResponse
+// (what the adapters run). `--json FILE` also writes the rows.
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -152,6 +153,41 @@ for (const [label, argsOf] of [['repeated (a loop)', () => JSON.parse(smallText)
   const row = { operation: `recordToolCall, ${label}`, package: t.package, vsReference: t.reference / t.package };
   rows.push(row);
   console.log(`${row.operation.padEnd(44)} ${fmt(t.package).padStart(10)}  ${row.vsReference.toFixed(1)}× reference`);
+}
+// What every adapter runs: DoomLoopSession.onResponse with one call of the
+// same distinct arguments (a fresh session every 64 responses, as a run
+// that makes progress), beside the reference's record of that call, and as
+// a multiple of the package's own bare fingerprint of it.
+{
+  const ref = referenceMonitor();
+  let session;
+  const onResponse = (i) => {
+    if (i % 64 === 0) {
+      session?.free();
+      session = new pkg.DoomLoopSession({});
+    }
+    return session.onResponse({ calls: [{ id: `c${i}`, toolName: 'bash', args: JSON.parse(variedText[i % 64]) }] });
+  };
+  const t = await race(
+    {
+      package: onResponse,
+      reference: (i) => ref('bash', JSON.parse(variedText[i % 64]), i),
+      fingerprint: (i) => pkg.fingerprintToolCallSync('bash', JSON.parse(variedText[i % 64])),
+    },
+    3000,
+    9,
+  );
+  const row = {
+    operation: 'session onResponse, one 150 B call',
+    package: t.package,
+    vsReference: t.reference / t.package,
+    fingerprintMultiple: t.package / t.fingerprint,
+  };
+  rows.push(row);
+  console.log(
+    `${row.operation.padEnd(44)} ${fmt(t.package).padStart(10)}  ${row.vsReference.toFixed(1)}× reference's record  ` +
+      `${row.fingerprintMultiple.toFixed(2)}× the package's fingerprint`,
+  );
 }
 console.log(`\nreference: ${reference ? 'the reference module (REF_MODULE)' : 'its algorithm (canonicalize + crypto.subtle.digest)'}`);
 
