@@ -106,6 +106,16 @@ export function writeCall(toolName, material, extra = '') {
   return [tool, rest.written, encoder.encodeInto(extra, view(at + 3 * extra.length).subarray(at)).written];
 }
 
+/** Writes lowered `text` at the start of the buffer; returns its byte length. */
+export function writeText(text) {
+  return writeCall('', text)[1];
+}
+
+/** The UTF-8 text of `length` bytes the core left at the start of the buffer. */
+export function readText(length) {
+  return decoder.decode(view(length).subarray(0, length));
+}
+
 /**
  * Writes the raw strings of key material lowered for the I/O buffer
  * (`lowerKeyMaterialForIo`) at `at`, after the call: their UTF-8 back to

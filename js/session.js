@@ -14,7 +14,7 @@
 // files (the CommonJS build concatenates them).
 
 import { lower, lowerKeyMaterial, lowerKeyMaterialForIo, ioText, ioStrings, wrapIoText, textArg } from './lower.js';
-import { core, writeStrings, readCompact } from './core.js';
+import { core, writeText, writeStrings, readText, readCompact } from './core.js';
 import { toolingGlue } from './tooling.js';
 import { resolveOptionWith, resolveLoopKeyWith, coreConfig } from './option.js';
 
@@ -289,13 +289,14 @@ export class DoomLoopSession {
       const loweredCalls = [];
       const text = typeof response?.text === 'string' ? textOf(lowerKeyMaterialForIo(response.text), strings) : 'null';
       const lowered = `{"text":${text},"calls":${this.#lowerCalls(calls, strings, loweredCalls)}}`;
-      const answer = this.#inner.onResponse(lowered, writeStrings(0, strings), strings.length);
-      if (answer === '') {
+      const textLength = writeText(lowered);
+      const answer = this.#inner.onResponse(textLength, writeStrings(textLength, strings), strings.length);
+      if (answer === 0) {
         // Compact: every call runs, no verdict, no warning (wasm/src/session.rs).
         const { round, decisions } = readCompact(loweredCalls);
         return { round, textVerdict: null, decisions, halt: null };
       }
-      const outcome = parseAnswer(answer);
+      const outcome = parseAnswer(readText(answer));
       for (const verdict of outcome.verdicts) this.#detected(verdict);
       return {
         round: outcome.round,
@@ -313,10 +314,11 @@ export class DoomLoopSession {
       const strings = [];
       const lowered = this.#lowerOnce(call);
       const text = textOf(lowered.io, strings);
-      const answer = this.#inner.onCall(text, writeStrings(0, strings), strings.length);
+      const textLength = writeText(text);
+      const answer = this.#inner.onCall(textLength, writeStrings(textLength, strings), strings.length);
       // Compact: the call runs, no verdict, no warning (wasm/src/session.rs).
-      if (answer === '') return readCompact([lowered]).decisions[0];
-      const decision = parseAnswer(answer);
+      if (answer === 0) return readCompact([lowered]).decisions[0];
+      const decision = parseAnswer(readText(answer));
       if (!decision.duplicateInRound) this.#detected(decision.verdict);
       return decision;
     }, () => runDecision(call));

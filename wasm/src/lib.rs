@@ -175,6 +175,28 @@ fn lowered_with_io_strings(text: &str, strings_len: usize, strings_count: usize)
     })
 }
 
+/// Lowered text the shim wrote at the start of the I/O buffer (`text_len`
+/// bytes of UTF-8), then the raw strings it names (see `io_strings`).
+pub(crate) fn lowered_from_io(text_len: usize, strings_len: usize, strings_count: usize) -> Result<Value> {
+    IO.with(|io| {
+        let io = io
+            .try_borrow()
+            .map_err(|_| Error::new(ErrorKind::InvalidArgument, "the I/O buffer is in use"))?;
+        let malformed = |what: &str| {
+            Error::new(
+                ErrorKind::InvalidArgument,
+                format!("the {what} in the I/O buffer is malformed"),
+            )
+        };
+        let text = io_str(&io, 0, text_len).ok_or_else(|| malformed("lowered text"))?;
+        if strings_count == 0 {
+            return Ok(parse_lowered(text)?);
+        }
+        let strings = io_strings(&io, text_len, strings_len, strings_count).ok_or_else(|| malformed("raw strings"))?;
+        Ok(parse_lowered_with_strings(text, &strings)?)
+    })
+}
+
 fn lowered_string(text: &str) -> Result<JsString> {
     match lowered(text)? {
         Value::String(s) => Ok(s),

@@ -5,14 +5,14 @@
 
 use doom_loop::json::{write_json_string, Object, Value};
 use doom_loop::session::{
-    verdicts_json, Call, CallAction, CallKey, Capabilities, Decision, Response, RoundOutcome, Session as CoreSession,
-    SessionOptions,
+    verdicts_json, Call, CallAction, CallKey, Capabilities, Decision, Response, Session as CoreSession, SessionOptions,
 };
 use doom_loop::{Error, ErrorKind, JsString, ResolvedConfig};
 use wasm_bindgen::prelude::*;
 
 use crate::{
-    io_write, js_text, json_strings, lowered, lowered_string, lowered_with_io_strings, with_io_buffer, Result,
+    io_write, js_text, json_strings, lowered, lowered_from_io, lowered_string, lowered_with_io_strings, with_io_buffer,
+    Result,
 };
 
 fn invalid(message: &str) -> Error {
@@ -89,6 +89,11 @@ fn verdict_json(verdict: Option<&doom_loop::Verdict>) -> String {
 
 // --- The compact answer ------------------------------------------------
 //
+// `onResponse` and `onCall` go through the I/O buffer both ways: the shim
+// writes the lowered response (or call) at its start, then the raw strings
+// it names, and the answer comes back in the same place — its length as
+// the return value, or 0 for the compact answer.
+//
 // Almost every response and call ends the same way: each call runs, no
 // verdict, no warning. Its JSON answer (≈ 300 B a call) cost the shim a
 // decoded string and a `JSON.parse` — a sixth of an adapter's time per
@@ -96,8 +101,7 @@ fn verdict_json(verdict: Option<&doom_loop::Verdict>) -> String {
 // in the I/O buffer instead, as numbers and the fingerprint's digits, and
 // the shim builds the same objects from it; the call's id and tool name
 // are the ones the shim lowered (one decision per call, in order).
-// Anything else — a verdict, a refusal, a halt, a warning — answers JSON
-// as before.
+// Anything else — a verdict, a refusal, a halt, a warning — answers JSON.
 //
 // Layout: the round as a little-endian f64 at 0, then one record of
 // `DECISION_BYTES` per decision from `DECISIONS_AT`: the streak (f64 LE),
@@ -150,12 +154,19 @@ pub struct Session {
 }
 
 impl Session {
-    /// The compact answer (see above) in the I/O buffer, as `""`, when the
-    /// decisions allow it and no warning is pending; else the JSON answer
-    /// of `json`.
-    fn compact_or_json(&mut self, round: u64, decisions: &[Decision], json: impl FnOnce() -> String) -> String {
+    /// Leaves the answer in the I/O buffer: the compact one (see above;
+    /// returns 0) when `compact` and the decisions allow it and no warning
+    /// is pending, else the JSON answer of `json` (returns its length).
+    fn answer_in_io(
+        &mut self,
+        compact: bool,
+        round: u64,
+        decisions: &[Decision],
+        json: impl FnOnce() -> String,
+    ) -> Result<f64> {
         let warnings = self.inner.take_warnings();
-        let written = warnings.is_empty()
+        let written = compact
+            && warnings.is_empty()
             && decisions.iter().all(is_compact)
             && with_io_buffer(|io| {
                 io_write(io, 0, &(round as f64).to_le_bytes());
@@ -164,19 +175,14 @@ impl Session {
                 }
             });
         if written {
-            String::new()
+            return Ok(0.0);
+        }
+        let answer = answer_with(&json(), &warnings);
+        if with_io_buffer(|io| io_write(io, 0, answer.as_bytes())) {
+            Ok(answer.len() as f64)
         } else {
-            answer_with(&json(), &warnings)
+            Err(Error::new(ErrorKind::InvalidArgument, "the I/O buffer is in use").into())
         }
-    }
-
-    /// A round outcome's answer: compact when it carries nothing but its
-    /// round and plain decisions (no text verdict, halt or verdict).
-    fn outcome_answer(&mut self, outcome: &RoundOutcome) -> String {
-        if outcome.text_verdict.is_some() || outcome.halt.is_some() || !outcome.verdicts.is_empty() {
-            return self.answer(&outcome.to_json());
-        }
-        self.compact_or_json(outcome.round, &outcome.decisions, || outcome.to_json())
     }
 
     /// `{"value": body, "warnings": [...]}` with the warnings taken.
@@ -219,13 +225,13 @@ impl Session {
         json_strings(&self.inner.take_warnings())
     }
 
-    /// `onResponse` over a lowered `{text, calls}` (the long strings of its
-    /// text and calls raw in the I/O buffer, in document order:
-    /// `strings_len` bytes, `strings_count` strings); the round outcome,
-    /// compact in the I/O buffer (`""`) or as JSON.
+    /// `onResponse` over a lowered `{text, calls}` in the I/O buffer
+    /// (`text_len` bytes, then the long strings of its text and calls raw,
+    /// in document order: `strings_len` bytes, `strings_count` strings);
+    /// leaves the round outcome there (see above).
     #[wasm_bindgen(js_name = onResponse)]
-    pub fn on_response(&mut self, response: &str, strings_len: usize, strings_count: usize) -> Result<String> {
-        let Value::Object(mut object) = lowered_with_io_strings(response, strings_len, strings_count)? else {
+    pub fn on_response(&mut self, text_len: usize, strings_len: usize, strings_count: usize) -> Result<f64> {
+        let Value::Object(mut object) = lowered_from_io(text_len, strings_len, strings_count)? else {
             return Err(invalid("a response must be an object").into());
         };
         let text = match object.remove("text") {
@@ -234,18 +240,20 @@ impl Session {
         };
         let calls = calls_from(object.remove("calls").unwrap_or(Value::Undefined))?;
         let outcome = self.inner.on_response(Response { text, calls });
-        Ok(self.outcome_answer(&outcome))
+        // Compact only when it carries nothing but its round and plain
+        // decisions (no text verdict, halt or verdict).
+        let compact = outcome.text_verdict.is_none() && outcome.halt.is_none() && outcome.verdicts.is_empty();
+        self.answer_in_io(compact, outcome.round, &outcome.decisions, || outcome.to_json())
     }
 
-    /// One call seen alone (recorded into the current round; long strings
-    /// as in `onResponse`); its decision, compact in the I/O buffer (`""`,
-    /// the round's place left as it was) or as JSON.
+    /// One call seen alone (recorded into the current round), in the I/O
+    /// buffer as in `onResponse`; leaves its decision there (see above).
     #[wasm_bindgen(js_name = onCall)]
-    pub fn on_call(&mut self, call: &str, strings_len: usize, strings_count: usize) -> Result<String> {
-        let call = call_from(lowered_with_io_strings(call, strings_len, strings_count)?)?;
+    pub fn on_call(&mut self, text_len: usize, strings_len: usize, strings_count: usize) -> Result<f64> {
+        let call = call_from(lowered_from_io(text_len, strings_len, strings_count)?)?;
         let decision = self.inner.on_call(call);
         let round = self.inner.round();
-        Ok(self.compact_or_json(round, std::slice::from_ref(&decision), || decision.to_json()))
+        self.answer_in_io(true, round, std::slice::from_ref(&decision), || decision.to_json())
     }
 
     /// Opens a new, empty round.
