@@ -141,8 +141,11 @@ fn write_decision(io: &mut Vec<u8>, at: usize, decision: &Decision) {
     let mut record = [0u8; DECISION_BYTES];
     record[..8].copy_from_slice(&decision.streak.to_le_bytes());
     record[8] = flags;
-    if let Some(fingerprint) = &decision.fingerprint {
-        record[FINGERPRINT_AT..].copy_from_slice(fingerprint.as_bytes());
+    // `is_compact` admitted only 64-digit fingerprints; checked again here
+    // so that a slip there could not panic.
+    let digits = decision.fingerprint.as_ref().map(JsString::as_bytes);
+    if let Some(digits) = digits.filter(|d| d.len() == DECISION_BYTES - FINGERPRINT_AT) {
+        record[FINGERPRINT_AT..].copy_from_slice(digits);
     }
     io_write(io, at, &record);
 }
