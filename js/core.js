@@ -106,9 +106,15 @@ export function writeCall(toolName, material, extra = '') {
   return [tool, rest.written, encoder.encodeInto(extra, view(at + 3 * extra.length).subarray(at)).written];
 }
 
-/** Writes lowered `text` at the start of the buffer; returns its byte length. */
-export function writeText(text) {
-  return writeCall('', text)[1];
+/**
+ * Writes lowered `text` at the start of the buffer and the raw `strings` it
+ * names after it (see `writeStrings`); returns `[text bytes, string bytes,
+ * string count]`, the arguments of the session binding's calls that read
+ * it (`lowered_from_io` in wasm/src/lib.rs).
+ */
+export function writeLowered(text, strings) {
+  const textLength = writeCall('', text)[1];
+  return [textLength, writeStrings(textLength, strings), strings.length];
 }
 
 /** The UTF-8 text of `length` bytes the core left at the start of the buffer. */

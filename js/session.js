@@ -14,7 +14,7 @@
 // files (the CommonJS build concatenates them).
 
 import { lower, lowerKeyMaterial, lowerKeyMaterialForIo, ioText, ioStrings, wrapIoText, textArg } from './lower.js';
-import { core, writeText, writeStrings, readText, readCompact } from './core.js';
+import { core, writeLowered, readText, readCompact } from './core.js';
 import { toolingGlue } from './tooling.js';
 import { resolveOptionWith, resolveLoopKeyWith, coreConfig } from './option.js';
 
@@ -289,8 +289,7 @@ export class DoomLoopSession {
       const loweredCalls = [];
       const text = typeof response?.text === 'string' ? textOf(lowerKeyMaterialForIo(response.text), strings) : 'null';
       const lowered = `{"text":${text},"calls":${this.#lowerCalls(calls, strings, loweredCalls)}}`;
-      const textLength = writeText(lowered);
-      const answer = this.#inner.onResponse(textLength, writeStrings(textLength, strings), strings.length);
+      const answer = this.#inner.onResponse(...writeLowered(lowered, strings));
       if (answer === 0) {
         // Compact: every call runs, no verdict, no warning (wasm/src/session.rs).
         const { round, decisions } = readCompact(loweredCalls);
@@ -314,8 +313,7 @@ export class DoomLoopSession {
       const strings = [];
       const lowered = this.#lowerOnce(call);
       const text = textOf(lowered.io, strings);
-      const textLength = writeText(text);
-      const answer = this.#inner.onCall(textLength, writeStrings(textLength, strings), strings.length);
+      const answer = this.#inner.onCall(...writeLowered(text, strings));
       // Compact: the call runs, no verdict, no warning (wasm/src/session.rs).
       if (answer === 0) return readCompact([lowered]).decisions[0];
       const decision = parseAnswer(readText(answer));
@@ -497,7 +495,7 @@ export class DoomLoopSession {
     return this.#guard(() => {
       const strings = [];
       const callsText = this.#lowerCalls(calls, strings);
-      return this.#inner.wouldHalt(callsText, writeStrings(0, strings), strings.length);
+      return this.#inner.wouldHalt(...writeLowered(callsText, strings));
     }, false);
   }
 

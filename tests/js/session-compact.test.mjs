@@ -1,5 +1,5 @@
 // The session engine's compact answer (wasm/src/session.rs, js/core.js
-// readDecision): an outcome where every call runs with no verdict and no
+// readCompact): an outcome where every call runs with no verdict and no
 // warning comes back as numbers and digits in the I/O buffer, and the shim
 // builds the decisions itself. They must be the very objects the JSON
 // answer parses to — the same keys in the same order, the same values —

@@ -155,33 +155,16 @@ fn lowered(text: &str) -> Result<Value> {
     Ok(parse_lowered(text)?)
 }
 
-/// `text` lowered with raw strings the shim wrote at the start of the I/O
-/// buffer (see `io_strings`; none: ordinary lowered text).
-fn lowered_with_io_strings(text: &str, strings_len: usize, strings_count: usize) -> Result<Value> {
-    if strings_count == 0 {
-        return lowered(text);
-    }
-    IO.with(|io| {
-        let io = io
-            .try_borrow()
-            .map_err(|_| Error::new(ErrorKind::InvalidArgument, "the I/O buffer is in use"))?;
-        let strings = io_strings(&io, 0, strings_len, strings_count).ok_or_else(|| {
-            Error::new(
-                ErrorKind::InvalidArgument,
-                "the raw strings in the I/O buffer are malformed",
-            )
-        })?;
-        Ok(parse_lowered_with_strings(text, &strings)?)
-    })
+/// The error of a call that finds the I/O buffer borrowed.
+pub(crate) fn io_in_use() -> Error {
+    Error::new(ErrorKind::InvalidArgument, "the I/O buffer is in use")
 }
 
 /// Lowered text the shim wrote at the start of the I/O buffer (`text_len`
 /// bytes of UTF-8), then the raw strings it names (see `io_strings`).
 pub(crate) fn lowered_from_io(text_len: usize, strings_len: usize, strings_count: usize) -> Result<Value> {
     IO.with(|io| {
-        let io = io
-            .try_borrow()
-            .map_err(|_| Error::new(ErrorKind::InvalidArgument, "the I/O buffer is in use"))?;
+        let io = io.try_borrow().map_err(|_| io_in_use())?;
         let malformed = |what: &str| {
             Error::new(
                 ErrorKind::InvalidArgument,

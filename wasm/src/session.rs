@@ -11,8 +11,7 @@ use doom_loop::{Error, ErrorKind, JsString, ResolvedConfig};
 use wasm_bindgen::prelude::*;
 
 use crate::{
-    io_write, js_text, json_strings, lowered, lowered_from_io, lowered_string, lowered_with_io_strings, with_io_buffer,
-    Result,
+    io_in_use, io_write, js_text, json_strings, lowered, lowered_from_io, lowered_string, with_io_buffer, Result,
 };
 
 fn invalid(message: &str) -> Error {
@@ -89,10 +88,10 @@ fn verdict_json(verdict: Option<&doom_loop::Verdict>) -> String {
 
 // --- The compact answer ------------------------------------------------
 //
-// `onResponse` and `onCall` go through the I/O buffer both ways: the shim
-// writes the lowered response (or call) at its start, then the raw strings
-// it names, and the answer comes back in the same place — its length as
-// the return value, or 0 for the compact answer.
+// `onResponse`, `onCall` and `wouldHalt` take their input in the I/O
+// buffer: the shim writes the lowered response (or calls) at its start,
+// then the raw strings it names. The first two answer in the same place —
+// its length as the return value, or 0 for the compact answer.
 //
 // Almost every response and call ends the same way: each call runs, no
 // verdict, no warning. Its JSON answer (≈ 300 B a call) cost the shim a
@@ -120,34 +119,30 @@ const FLAG_EXEMPT: u8 = 4;
 const FLAG_MALFORMED: u8 = 8;
 const FLAG_FINGERPRINT: u8 = 16;
 
-/// Whether the compact record says all the JSON would: no verdict or
-/// message to carry, a fingerprint of 64 digits, and a streak that JSON
-/// writes as the same number (not NaN, ±Infinity or -0).
-fn is_compact(decision: &Decision) -> bool {
-    decision.verdict.is_none()
-        && decision.message.is_none()
-        && decision.fingerprint.as_ref().is_none_or(|f| f.as_bytes().len() == 64)
-        && decision.streak.is_finite()
-        && !(decision.streak == 0.0 && decision.streak.is_sign_negative())
-}
-
-fn write_decision(io: &mut Vec<u8>, at: usize, decision: &Decision) {
+/// A decision's compact record, when it says all the JSON would: no
+/// verdict or message to carry, a fingerprint of 64 digits, and a streak
+/// that JSON writes as the same number (not NaN, ±Infinity or -0).
+fn compact_record(decision: &Decision) -> Option<[u8; DECISION_BYTES]> {
+    let plain_streak = decision.streak.is_finite() && !(decision.streak == 0.0 && decision.streak.is_sign_negative());
+    if decision.verdict.is_some() || decision.message.is_some() || !plain_streak {
+        return None;
+    }
     let flag = |set: bool, flag: u8| if set { flag } else { 0 };
-    let flags = flag(decision.action == CallAction::Refuse, FLAG_REFUSE)
+    let mut record = [0u8; DECISION_BYTES];
+    record[..8].copy_from_slice(&decision.streak.to_le_bytes());
+    record[8] = flag(decision.action == CallAction::Refuse, FLAG_REFUSE)
         | flag(decision.duplicate_in_round, FLAG_DUPLICATE_IN_ROUND)
         | flag(decision.exempt, FLAG_EXEMPT)
         | flag(decision.malformed, FLAG_MALFORMED)
         | flag(decision.fingerprint.is_some(), FLAG_FINGERPRINT);
-    let mut record = [0u8; DECISION_BYTES];
-    record[..8].copy_from_slice(&decision.streak.to_le_bytes());
-    record[8] = flags;
-    // `is_compact` admitted only 64-digit fingerprints; checked again here
-    // so that a slip there could not panic.
-    let digits = decision.fingerprint.as_ref().map(JsString::as_bytes);
-    if let Some(digits) = digits.filter(|d| d.len() == DECISION_BYTES - FINGERPRINT_AT) {
+    if let Some(fingerprint) = &decision.fingerprint {
+        let digits = fingerprint.as_bytes();
+        if digits.len() != DECISION_BYTES - FINGERPRINT_AT {
+            return None;
+        }
         record[FINGERPRINT_AT..].copy_from_slice(digits);
     }
-    io_write(io, at, &record);
+    Some(record)
 }
 
 /// One session (the shim's `DoomLoopSession`).
@@ -168,15 +163,17 @@ impl Session {
         json: impl FnOnce() -> String,
     ) -> Result<f64> {
         let warnings = self.inner.take_warnings();
-        let written = compact
-            && warnings.is_empty()
-            && decisions.iter().all(is_compact)
-            && with_io_buffer(|io| {
+        let records = (compact && warnings.is_empty())
+            .then(|| decisions.iter().map(compact_record).collect::<Option<Vec<_>>>())
+            .flatten();
+        let written = records.is_some_and(|records| {
+            with_io_buffer(|io| {
                 io_write(io, 0, &(round as f64).to_le_bytes());
-                for (i, decision) in decisions.iter().enumerate() {
-                    write_decision(io, DECISIONS_AT + i * DECISION_BYTES, decision);
+                for (i, record) in records.iter().enumerate() {
+                    io_write(io, DECISIONS_AT + i * DECISION_BYTES, record);
                 }
-            });
+            })
+        });
         if written {
             return Ok(0.0);
         }
@@ -184,7 +181,7 @@ impl Session {
         if with_io_buffer(|io| io_write(io, 0, answer.as_bytes())) {
             Ok(answer.len() as f64)
         } else {
-            Err(Error::new(ErrorKind::InvalidArgument, "the I/O buffer is in use").into())
+            Err(io_in_use().into())
         }
     }
 
@@ -349,15 +346,13 @@ impl Session {
         self.inner.resume_halt();
     }
 
-    /// Would these lowered calls (long strings as in `onResponse`), as the
-    /// next round, halt the run?
+    /// Would these lowered calls, in the I/O buffer as in `onResponse`, as
+    /// the next round, halt the run?
     #[wasm_bindgen(js_name = wouldHalt)]
-    pub fn would_halt(&self, calls: &str, strings_len: usize, strings_count: usize) -> Result<bool> {
-        Ok(self.inner.would_halt(&calls_from(lowered_with_io_strings(
-            calls,
-            strings_len,
-            strings_count,
-        )?)?))
+    pub fn would_halt(&self, text_len: usize, strings_len: usize, strings_count: usize) -> Result<bool> {
+        Ok(self
+            .inner
+            .would_halt(&calls_from(lowered_from_io(text_len, strings_len, strings_count)?)?))
     }
 
     /// The queued guidance (a JSON string or null), consumed.
