@@ -200,9 +200,58 @@ def monitor_seeds():
     return [bytes(p) for p in out]
 
 
+# ---- session programs (mirrors the Cursor layout in fuzz_targets/session.rs) ----
+ALL_CAPS = 0  # the session-options byte: every capability, no declared loopKey
+RESPONSE, LONE_CALL, BEGIN, SEAL_OR_END, S_TEXT, SERVER_TOOL, S_RESULT, S_SPEND, USER_TURN, PERSIST, REQUESTS = 0, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13
+DECLARED, EXEMPT, MATERIAL = 0x60, 0x00, 0x20  # a call's first byte: how its identity is found
+
+
+def call(call_id=0, tool=READ, args=EMPTY_ARGS, how=DECLARED, material=None):
+    return [how, call_id, tool, args] + ([] if material is None else [material])
+
+
+def response(*calls, text=None):
+    head = [RESPONSE, 1] if text is None else [RESPONSE, 0, text]
+    return head + [len(calls)] + [b for c in calls for b in c]
+
+
+def session_seeds():
+    out = []
+    # 1. The same call response after response: observe, block, stop, then refused.
+    out.append(OPT_TRUE + [ALL_CAPS] + response(call()) * 8)
+    # 2. A parallel fan-out with in-round duplicates, results for some, a lone call.
+    fan = response(call(0, READ, A1), call(1, READ, A1), call(2, SEARCH))
+    out.append(OPT_TRUE + [ALL_CAPS] + (fan + [S_RESULT, 0, 1, EMPTY_ARGS, S_RESULT, 5, 2]) * 4
+               + [LONE_CALL] + call(3, SEARCH) + [SEAL_OR_END, 1])
+    # 3. Persist and resume mid-run (the resumed session scores the next response), then keep going.
+    out.append(OPT_TRUE + [ALL_CAPS] + response(call()) * 2 + [PERSIST, 0, 1] + call(1) + response(call(2)) * 3)
+    # 4. A text `stop` halts before the response's calls; a user turn lifts it.
+    out.append(OPT_TRUE + [ALL_CAPS] + response(call(), text=0) * 6 + [USER_TURN] + response(call(1)))
+    # 5. A host that can do no rung, and a declared loopKey ["a"] for `read`.
+    out.append(OPT_TRUE + [0x9F] + response(call(0, READ, A1), call(1, READ, 3)) * 6 + [REQUESTS, 1])
+    # 6. Odd blobs resumed in place (a state-shaped one, an array), host-resolved and exempt identities.
+    out.append(OPT_TRUE + [ALL_CAPS] + response(call()) * 2 + [PERSIST, 1, 2, PERSIST, 1, 0]
+               + response(call(0, READ, A1, MATERIAL, A1), call(1, SEARCH, 10, EXEMPT)) * 3)
+    # 7. Escalation configured (as the monitor seed): guidance and the next request taken.
+    escalation = [5, 0b011, 5, 0, 7, 8, 9, 4, 6]
+    out.append(escalation + [ALL_CAPS] + (response(call(0, SEARCH, A1)) + [REQUESTS, 1]) * 7)
+    # 8. The opt-in detectors: results with unchanged outcomes, failures, spend, server tools.
+    beyond = [5, 0b10000, 0b01111, 0, 0, 0, 19, 15]
+    out.append(beyond + [ALL_CAPS] + (response(call(0, READ, A1)) + [S_RESULT, 0, 1, EMPTY_ARGS, S_SPEND, 3, SERVER_TOOL, 7, 1]) * 5
+               + [PERSIST, 0, 1] + call(1, READ, A1))
+    # 9. Malformed arguments (their raw text identifies them), round controls.
+    malformed = [0x07, 0, SEARCH, 3] + list(b"{x:")
+    out.append(OPT_TRUE + [ALL_CAPS] + ([BEGIN, LONE_CALL] + malformed + [SEAL_OR_END, 1]) * 5)
+    return [bytes(p) for p in out]
+
+
+# Targets whose seeds are generated here (the others' seeds are kept as they are).
+GENERATED = ["parse", "canonicalize", "raw_strings", "restore", "text", "monitor", "session"]
+
+
 def main():
-    if os.path.isdir(SEEDS):
-        shutil.rmtree(SEEDS)
+    for target in GENERATED:
+        shutil.rmtree(os.path.join(SEEDS, target), ignore_errors=True)
     for target, seeds in [
         ("parse", parse_seeds()),
         ("canonicalize", canonicalize_seeds()),
@@ -211,6 +260,7 @@ def main():
         ("restore", restore_seeds()),
         ("text", text_seeds()),
         ("monitor", monitor_seeds()),
+        ("session", session_seeds()),
     ]:
         print(f"{target}: {write(target, seeds)} seeds")
     total = sum(

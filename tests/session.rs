@@ -535,3 +535,38 @@ fn regression_replay_records_the_round_before_its_results() {
         Some(Action::Observe)
     );
 }
+
+// ---- found by the `session` fuzz target (fuzz/fuzz_targets/session.rs) ----
+
+/// A live session resumed from a blob that is not a state (null, an array,
+/// a string) starts the run over, as `Session::restore` of it does. It used
+/// to keep the detector's streaks — the monitor ignores such a blob, as the
+/// reference's `restore` does — while the session's round counter went back
+/// to 0: the next round then carried a number the detector had already
+/// seen, and a repeated call counted as an in-round duplicate (streak 1, no
+/// verdict) instead of a repeat.
+#[test]
+fn regression_resume_of_an_invalid_state_starts_the_run_over() {
+    for blob in ["null", "[]", r#""text""#, "7"] {
+        let blob = parse(blob).unwrap();
+        let mut live = Session::new(ResolvedConfig::default(), SessionOptions::default());
+        respond(&mut live, vec![invoice("a")]);
+        live.resume(&blob);
+        assert_eq!(live.take_warnings().len(), 1, "the reference's warning, once");
+        let mut restored = Session::restore(ResolvedConfig::default(), SessionOptions::default(), &blob);
+        assert_eq!(live.state_json(), restored.state_json());
+        for round in 1..=3 {
+            let id = format!("r{round}");
+            let from_live = respond(&mut live, vec![invoice(&id)]);
+            let from_restored = respond(&mut restored, vec![invoice(&id)]);
+            assert_eq!(
+                from_live,
+                from_restored,
+                "round {round} after resuming {}",
+                to_json(&blob)
+            );
+            assert!(!from_live.decisions[0].duplicate_in_round);
+            assert_eq!(from_live.decisions[0].streak, round as f64);
+        }
+    }
+}

@@ -425,9 +425,19 @@ impl Session {
 
     /// Replaces this session's run with a persisted state, as
     /// [`Session::restore`] does (for hosts that load the state after the
-    /// session is built). The config, options and verdict history stay.
+    /// session is built): a value that is not a state starts the run over,
+    /// with the reference's warning. The config, options and verdict
+    /// history stay.
     #[inline(never)]
     pub fn resume(&mut self, state: &Value) {
+        // A blob that is not a state (null, an array, a string) is ignored
+        // by the detector, as the reference's `restore` ignores it; but the
+        // session's rounds start over below, so keeping the detector's
+        // streaks would score the next round against round numbers it has
+        // already seen. The run starts over, as `Session::restore` of it.
+        if !matches!(state, Value::Object(_)) {
+            self.monitor = DoomLoopMonitor::new(self.monitor.config().clone());
+        }
         for warning in self.monitor.restore(state) {
             self.warn(warning);
         }

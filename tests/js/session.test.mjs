@@ -291,3 +291,24 @@ test('regression: replay and the live session agree on random scripts with in-ro
   }
   assert.ok(compared > 1000, `${compared} calls compared`);
 });
+
+test('regression: restore() of a value that is not a state starts the run over (the session fuzz target)', () => {
+  // It used to keep the detector's streaks while the session's rounds
+  // started over, so a repeated call counted as an in-round duplicate.
+  for (const blob of [null, [], 'text', 7]) {
+    const live = new DoomLoopSession();
+    live.onResponse({ calls: [invoice('a')] });
+    const { warnings } = quietly(() => live.restore(blob));
+    assert.equal(warnings.length, 1, `one warning for ${JSON.stringify(blob)}`);
+    const fresh = quietly(() => new DoomLoopSession({ state: blob })).value;
+    assert.deepEqual(live.getState(), fresh.getState());
+    for (let round = 1; round <= 3; round++) {
+      const [decision] = live.onResponse({ calls: [invoice(`r${round}`)] }).decisions;
+      assert.deepEqual(decision, fresh.onResponse({ calls: [invoice(`r${round}`)] }).decisions[0]);
+      assert.equal(decision.duplicateInRound, false);
+      assert.equal(decision.streak, round);
+    }
+    live.free();
+    fresh.free();
+  }
+});
