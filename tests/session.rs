@@ -570,3 +570,28 @@ fn regression_resume_of_an_invalid_state_starts_the_run_over() {
         }
     }
 }
+
+/// A pending escalation survives a persist and resume — a run paused between
+/// the escalate verdict and its next request (an approval, a serverless step)
+/// — so the resumed run's next request escalates, as the guidance queued with
+/// it says ("The next turn runs on a stronger model"). It used to be lost:
+/// the guidance was persisted, the escalation was not.
+#[test]
+fn regression_a_pending_escalation_survives_persist_and_resume() {
+    let cfg = config(
+        r#"{"ladder":{"observe":2,"steer":3,"escalate":4,"block":5,"stop":6},"escalation":{"model":"big","maxEscalations":1}}"#,
+    );
+    let mut live = Session::new(cfg.clone(), SessionOptions::default());
+    let actions = ladder_run(&mut live, 4);
+    assert_eq!(actions[3], Some(Action::Escalate));
+    let text = live.state_json();
+    let mut resumed = Session::restore(cfg, SessionOptions::default(), &parse(&text).unwrap());
+    assert!(resumed.take_warnings().is_empty());
+    assert_eq!(resumed.state_json(), text);
+    let patch = live.next_request();
+    assert!(patch.escalate);
+    assert_eq!(resumed.next_request(), patch);
+    assert_eq!(resumed.state_json(), live.state_json(), "the budget spent in both");
+    // Taken once, in both.
+    assert!(!resumed.next_request().escalate);
+}

@@ -22,8 +22,9 @@
 //!   whether recording those calls halts the run;
 //! - the persisted state is complete: a session restored from
 //!   `state_json()` (not halted, below the restore clamps) writes the same
-//!   state, and scores the next response exactly as the live session does
-//!   (decisions, verdicts, halt).
+//!   state, scores the next response exactly as the live session does
+//!   (decisions, verdicts, halt), and then has the same state and the same
+//!   next request (guidance, escalation).
 #![no_main]
 
 use std::sync::OnceLock;
@@ -39,6 +40,10 @@ use common::{beyond_within_restore_clamp, restore_normal_form, within_restore_cl
 #[path = "program.rs"]
 mod program;
 use program::{args, blob, build_option, obj, s, spend, text, tool, Cursor};
+
+/// The most pending guidance messages a restored state brings back
+/// (`src/session/persist.rs`).
+const MAX_RESTORED_STEER: usize = 64;
 
 /// Capabilities from the low four bits (a set bit: the host lacks it), and
 /// a `loopKey` declaration for the tool `read` from the rest.
@@ -338,6 +343,23 @@ fuzz_target!(|data: &[u8]| {
                             "a resumed session scores differently{}",
                             trace.dump()
                         );
+                        // And goes on as the live one: the same state, the
+                        // same next request (below the restore's cap on
+                        // pending guidance).
+                        if session.pending_guidance().len() <= MAX_RESTORED_STEER {
+                            assert_eq!(
+                                to_json(&restore_normal_form(&fresh.state())),
+                                to_json(&restore_normal_form(&session.state())),
+                                "a resumed session's state drifts{}",
+                                trace.dump()
+                            );
+                            assert_eq!(
+                                fresh.next_request(),
+                                session.next_request(),
+                                "a resumed session's next request differs{}",
+                                trace.dump()
+                            );
+                        }
                         session = fresh;
                     }
                 } else {

@@ -308,7 +308,8 @@ pub struct Session {
     stop: Option<Verdict>,
     restored_stop: Option<Verdict>,
     steer: Vec<JsString>,
-    escalation: Option<Verdict>,
+    /// An escalate verdict waits for the next request (persisted).
+    escalation_pending: bool,
     verdicts: Vec<Verdict>,
     warnings: Vec<String>,
     dropped_warnings: usize,
@@ -403,7 +404,7 @@ impl Session {
             stop: None,
             restored_stop: None,
             steer: Vec::new(),
-            escalation: None,
+            escalation_pending: false,
             verdicts: Vec::new(),
             warnings,
             dropped_warnings: 0,
@@ -449,7 +450,7 @@ impl Session {
         self.stop = None;
         self.restored_stop = None;
         self.steer.clear();
-        self.escalation = None;
+        self.escalation_pending = false;
         if let Value::Object(object) = state {
             persist::restore_extras(self, object);
         }
@@ -743,7 +744,7 @@ impl Session {
     /// the escalation model (the budget is then spent). `apply: false`
     /// drops it unspent (e.g. the next request is the run's final answer).
     pub fn take_escalation(&mut self, apply: bool) -> bool {
-        if self.escalation.take().is_none() || !apply || !self.monitor.can_escalate() {
+        if !std::mem::take(&mut self.escalation_pending) || !apply || !self.monitor.can_escalate() {
             return false;
         }
         self.monitor.consume_escalation();
@@ -796,8 +797,8 @@ impl Session {
 
     /// The state to persist: the reference's `doomLoop` object —
     /// `getState()` plus `stopVerdict` when halted and `pendingSteer` when
-    /// guidance is waiting — and the session's round counter and calls
-    /// awaiting results under [`SESSION_STATE_KEY`].
+    /// guidance is waiting — and the session's round counter, calls
+    /// awaiting results and a pending escalation under [`SESSION_STATE_KEY`].
     pub fn state(&self) -> Value {
         persist::state(self)
     }
@@ -988,8 +989,8 @@ impl Session {
             Action::Steer => self.queue_steer(verdict.message.clone()),
             Action::Escalate => {
                 // The first escalation of a window wins; a second must not spend budget twice.
-                if self.escalation.is_none() {
-                    self.escalation = Some(verdict.clone());
+                if !self.escalation_pending {
+                    self.escalation_pending = true;
                     let mut message = verdict.message.clone();
                     message.push_str(" The next turn runs on a stronger model: use it to change course.");
                     self.queue_steer(message);

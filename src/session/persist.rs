@@ -55,9 +55,12 @@ pub(super) fn state(session: &Session) -> Value {
         let steer = session.steer.iter().cloned().map(Value::String).collect();
         object.insert(JsString::from("pendingSteer"), Value::Array(steer));
     }
-    if session.round > 0 || !session.inflight.is_empty() {
+    if session.round > 0 || !session.inflight.is_empty() || session.escalation_pending {
         let mut extras = Object::new();
         extras.insert(JsString::from("round"), Value::Number(session.round as f64));
+        if session.escalation_pending {
+            extras.insert(JsString::from("escalate"), Value::Bool(true));
+        }
         if !session.inflight.is_empty() {
             let inflight = session
                 .inflight
@@ -98,6 +101,9 @@ pub(super) fn restore_extras(session: &mut Session, object: &Object) {
     {
         session.round = round.floor() as u64;
     }
+    // Its guidance is in `pendingSteer`; without this the next request
+    // would say "runs on a stronger model" and not.
+    session.escalation_pending = extras.get("escalate") == Some(&Value::Bool(true));
     if let Some(Value::Array(calls)) = extras.get("inflight") {
         for call in calls.iter().take(MAX_RESTORED_INFLIGHT) {
             let Some(call) = call.as_object() else { continue };

@@ -312,3 +312,20 @@ test('regression: restore() of a value that is not a state starts the run over (
     fresh.free();
   }
 });
+
+test('regression: a pending escalation survives getState() and a resume (the session fuzz target)', () => {
+  // A run paused between the escalate verdict and its next request (an
+  // approval, a serverless step): the guidance persisted, the escalation did
+  // not, so the resumed request said "runs on a stronger model" and did not.
+  const doomLoop = { ladder: { observe: 2, steer: 3, escalate: 4, block: 5, stop: 6 }, escalation: { model: 'big', maxEscalations: 1 } };
+  const live = new DoomLoopSession({ doomLoop });
+  for (let i = 1; i <= 4; i++) live.onResponse({ calls: [invoice(`c${i}`)] });
+  const resumed = new DoomLoopSession({ doomLoop, state: JSON.parse(JSON.stringify(live.getState())) });
+  const request = live.nextRequest();
+  assert.equal(request.model, 'big');
+  assert.deepEqual(resumed.nextRequest(), request);
+  assert.deepEqual(resumed.getState(), live.getState());
+  assert.equal(resumed.nextRequest().model, null, 'taken once');
+  live.free();
+  resumed.free();
+});
