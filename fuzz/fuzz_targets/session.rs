@@ -22,9 +22,9 @@
 //!   whether recording those calls halts the run;
 //! - the persisted state is complete: a session restored from
 //!   `state_json()` (not halted, below the restore clamps) writes the same
-//!   state, scores the next response exactly as the live session does
-//!   (decisions, verdicts, halt), and then has the same state and the same
-//!   next request (guidance, escalation).
+//!   state, scores a lone call in a new round and the next response exactly
+//!   as the live session does (decisions, verdicts, halt), and then has the
+//!   same state and the same next request (guidance, escalation).
 #![no_main]
 
 use std::sync::OnceLock;
@@ -330,6 +330,24 @@ fuzz_target!(|data: &[u8]| {
                     // Persist and resume, then score one response on both.
                     trace.push(|| "restore(state_json())".into());
                     if let Some(mut fresh) = restored(&session, &config, &options, &trace) {
+                        // A lone call first, sometimes, in a round of its
+                        // own (a state persisted mid-round resumes into a new
+                        // round: docs/limits.md).
+                        if b & 2 != 0 {
+                            let one = call(&mut c);
+                            trace.push(|| {
+                                format!("end_round, on_call on both({:?})", describe(std::slice::from_ref(&one)))
+                            });
+                            session.end_round();
+                            fresh.end_round();
+                            let live = session.on_call(one.clone()).to_json();
+                            assert_eq!(
+                                fresh.on_call(one).to_json(),
+                                live,
+                                "a resumed session decides a lone call differently{}",
+                                trace.dump()
+                            );
+                        }
                         let calls = calls(&mut c);
                         trace.push(|| format!("on_response on both({:?})", describe(&calls)));
                         let live = session.on_response(Response {
