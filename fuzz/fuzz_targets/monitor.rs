@@ -24,8 +24,6 @@
 //!   the deliberate streak clamp at 1,000,000).
 #![no_main]
 
-use std::sync::OnceLock;
-
 use doom_loop::json::{parse, to_json};
 use doom_loop::ladder::{resolve_ladder_action, LadderOptions};
 use doom_loop::{
@@ -38,7 +36,7 @@ mod common;
 use common::{beyond_within_restore_clamp, restore_normal_form, within_restore_clamp};
 #[path = "program.rs"]
 mod program;
-use program::{args, blob, build_option, spend, text, tool, Cursor};
+use program::{args, blob, build_option, spend, text, tool, Cursor, Trace};
 
 fn round(c: &mut Cursor, current: f64) -> f64 {
     match c.byte() % 12 {
@@ -72,30 +70,7 @@ fn check_state_fixed_point(monitor: &DoomLoopMonitor, config: &ResolvedConfig, t
     let mut fresh = DoomLoopMonitor::new(config.clone());
     assert!(fresh.restore(&state).is_empty());
     let again = to_json(&fresh.get_state());
-    assert_eq!(
-        again,
-        json,
-        "restore(get_state()) changed the state after ops:\n{}",
-        trace.lines.join("\n")
-    );
-}
-
-struct Trace {
-    on: bool,
-    lines: Vec<String>,
-}
-
-impl Trace {
-    fn push(&mut self, line: impl FnOnce() -> String) {
-        if self.on {
-            self.lines.push(line());
-        }
-    }
-}
-
-fn tracing() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("DOOM_LOOP_FUZZ_TRACE").is_some())
+    assert_eq!(again, json, "restore(get_state()) changed the state{}", trace.dump());
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -117,10 +92,7 @@ fuzz_target!(|data: &[u8]| {
     let mut last_fingerprint = JsString::new();
     // The op trace in panic messages costs time, so it is only kept when
     // reproducing: DOOM_LOOP_FUZZ_TRACE=1 cargo fuzz run monitor <input>.
-    let mut trace = Trace {
-        on: tracing(),
-        lines: Vec::new(),
-    };
+    let mut trace = Trace::from_env();
 
     for _ in 0..64 {
         if c.is_empty() {

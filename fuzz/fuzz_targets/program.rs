@@ -361,3 +361,35 @@ pub fn blob(c: &mut Cursor) -> Value {
             .unwrap_or(Value::Null),
     }
 }
+
+/// The ops a program ran, for panic messages. Kept only when reproducing
+/// (`DOOM_LOOP_FUZZ_TRACE=1 cargo fuzz run <target> <input>`): building it
+/// costs time on every input.
+pub struct Trace {
+    on: bool,
+    lines: Vec<String>,
+}
+
+impl Trace {
+    /// On when `DOOM_LOOP_FUZZ_TRACE` is set.
+    pub fn from_env() -> Trace {
+        static ON: OnceLock<bool> = OnceLock::new();
+        let on = *ON.get_or_init(|| std::env::var_os("DOOM_LOOP_FUZZ_TRACE").is_some());
+        Trace { on, lines: Vec::new() }
+    }
+
+    pub fn push(&mut self, line: impl FnOnce() -> String) {
+        if self.on {
+            self.lines.push(line());
+        }
+    }
+
+    /// " after:" and the ops, one per line (nothing when off).
+    pub fn dump(&self) -> String {
+        if self.on {
+            format!(" after:\n{}", self.lines.join("\n"))
+        } else {
+            String::new()
+        }
+    }
+}

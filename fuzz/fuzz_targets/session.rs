@@ -27,8 +27,6 @@
 //!   same state and the same next request (guidance, escalation).
 #![no_main]
 
-use std::sync::OnceLock;
-
 use doom_loop::json::{parse, to_json, Object};
 use doom_loop::session::{Call, CallAction, CallKey, Capabilities, Response, RoundOutcome, Session, SessionOptions};
 use doom_loop::{resolve_doom_loop_option, Action, JsString, ResolvedConfig, Value};
@@ -39,7 +37,7 @@ mod common;
 use common::{beyond_within_restore_clamp, restore_normal_form, within_restore_clamp};
 #[path = "program.rs"]
 mod program;
-use program::{args, blob, build_option, obj, s, spend, text, tool, Cursor};
+use program::{args, blob, build_option, obj, s, spend, text, tool, Cursor, Trace};
 
 /// The most pending guidance messages a restored state brings back
 /// (`src/session/persist.rs`).
@@ -173,32 +171,6 @@ fn restored(session: &Session, config: &ResolvedConfig, options: &SessionOptions
     Some(fresh)
 }
 
-struct Trace {
-    on: bool,
-    lines: Vec<String>,
-}
-
-impl Trace {
-    fn push(&mut self, line: impl FnOnce() -> String) {
-        if self.on {
-            self.lines.push(line());
-        }
-    }
-
-    fn dump(&self) -> String {
-        if self.on {
-            format!(" after:\n{}", self.lines.join("\n"))
-        } else {
-            String::new()
-        }
-    }
-}
-
-fn tracing() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("DOOM_LOOP_FUZZ_TRACE").is_some())
-}
-
 fn describe(calls: &[Call]) -> Vec<String> {
     calls
         .iter()
@@ -226,10 +198,7 @@ fuzz_target!(|data: &[u8]| {
     let mut session = Session::new(config.clone(), options.clone());
     let refuses = options.capabilities.refuse;
     // DOOM_LOOP_FUZZ_TRACE=1 cargo fuzz run session <input>: the op trace in panic messages.
-    let mut trace = Trace {
-        on: tracing(),
-        lines: Vec::new(),
-    };
+    let mut trace = Trace::from_env();
 
     for _ in 0..48 {
         if c.is_empty() {

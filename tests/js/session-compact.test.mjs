@@ -11,16 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { DoomLoopSession, RECOMMENDED_DOOM_LOOP_OPTION } from '../../pkg/node.mjs';
-
-function quietly(fn) {
-  const warn = console.warn;
-  console.warn = () => {};
-  try {
-    return fn();
-  } finally {
-    console.warn = warn;
-  }
-}
+import { quietly } from './quiet.mjs';
 
 /** Counts `JSON.parse` calls made while `fn` runs. */
 function countingParses(fn) {

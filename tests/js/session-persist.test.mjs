@@ -12,16 +12,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { DoomLoopSession, RECOMMENDED_DOOM_LOOP_OPTION } from '../../pkg/node.mjs';
-
-function quietly(fn) {
-  const warn = console.warn;
-  console.warn = () => {};
-  try {
-    return fn();
-  } finally {
-    console.warn = warn;
-  }
-}
+import { quietly } from './quiet.mjs';
 
 const OPTIONS = [
   true,

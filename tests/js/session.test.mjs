@@ -8,19 +8,9 @@ import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import * as main from '../../pkg/node.mjs';
 import * as replayEntry from '../../pkg/replay-node.mjs';
+import { withWarnings } from './quiet.mjs';
 
 const { DoomLoopSession, DoomLoopMonitor, RECOMMENDED_DOOM_LOOP_OPTION, resolveDoomLoopOption } = main;
-
-function quietly(fn) {
-  const warnings = [];
-  const warn = console.warn;
-  console.warn = (...args) => warnings.push(args.map(String).join(' '));
-  try {
-    return { value: fn(), warnings };
-  } finally {
-    console.warn = warn;
-  }
-}
 
 const invoice = (id) => ({ id, toolName: 'get_invoice', args: { invoice_id: 'INV-2291' } });
 
@@ -145,7 +135,7 @@ test('a result is read only when a configured detector reads outcomes', () => {
   for (const doomLoop of [true, { failures: true }]) {
     const session = new DoomLoopSession({ doomLoop });
     session.onResponse({ calls: [{ id: 'r1', toolName: 'read_file', args: { path: 'a.txt' } }] });
-    const { value, warnings } = quietly(() => session.onResult('r1', result));
+    const { value, warnings } = withWarnings(() => session.onResult('r1', result));
     assert.equal(value, null);
     assert.deepEqual(warnings, []);
     assert.equal(reads, 0, JSON.stringify(doomLoop));
@@ -171,7 +161,7 @@ test('a result is read only when a configured detector reads outcomes', () => {
 });
 
 test('a capability the host lacks skips its rung with one warning', () => {
-  const { value: session, warnings } = quietly(() => new DoomLoopSession({ capabilities: { refuse: false } }));
+  const { value: session, warnings } = withWarnings(() => new DoomLoopSession({ capabilities: { refuse: false } }));
   assert.equal(warnings.length, 1);
   assert.match(warnings[0], /cannot refuse a tool call: the ladder rung "block" \(3\) is skipped/);
   const third = [1, 2, 3].map((i) => session.onResponse({ calls: [invoice(`c${i}`)] }))[2];
@@ -193,7 +183,7 @@ test('state: the reference shape, resumed by a session and by the reference moni
   assert.equal(monitor.recordToolCallSync('get_invoice', { invoice_id: 'INV-2291' }, 99).streak, 5);
   monitor.free();
   // A corrupt blob: the reference's warning, a fresh session.
-  const { value: corrupt, warnings } = quietly(() => new DoomLoopSession({ state: 'garbage' }));
+  const { value: corrupt, warnings } = withWarnings(() => new DoomLoopSession({ state: 'garbage' }));
   assert.equal(warnings.length, 1);
   assert.equal(corrupt.onResponse({ calls: [invoice('x')] }).decisions[0].action, 'run');
 });
@@ -206,7 +196,7 @@ test('detection off: every call runs; an internal error turns the session observ
 
   const session = new DoomLoopSession();
   const hostile = { id: 'h', get toolName() { throw new Error('boom'); }, args: {} };
-  const { value, warnings } = quietly(() => [session.onResponse({ calls: [hostile] }), session.onResponse({ calls: [hostile] })]);
+  const { value, warnings } = withWarnings(() => [session.onResponse({ calls: [hostile] }), session.onResponse({ calls: [hostile] })]);
   assert.equal(warnings.length, 1);
   assert.match(warnings[0], /detection is off for the rest of this run/);
   assert.equal(value[0].decisions[0].action, 'run');
@@ -298,9 +288,9 @@ test('regression: restore() of a value that is not a state starts the run over (
   for (const blob of [null, [], 'text', 7]) {
     const live = new DoomLoopSession();
     live.onResponse({ calls: [invoice('a')] });
-    const { warnings } = quietly(() => live.restore(blob));
+    const { warnings } = withWarnings(() => live.restore(blob));
     assert.equal(warnings.length, 1, `one warning for ${JSON.stringify(blob)}`);
-    const fresh = quietly(() => new DoomLoopSession({ state: blob })).value;
+    const fresh = withWarnings(() => new DoomLoopSession({ state: blob })).value;
     assert.deepEqual(live.getState(), fresh.getState());
     for (let round = 1; round <= 3; round++) {
       const [decision] = live.onResponse({ calls: [invoice(`r${round}`)] }).decisions;
