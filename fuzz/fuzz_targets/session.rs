@@ -17,7 +17,7 @@
 //!   id, tool and malformed flag; a fingerprint is 64 lowercase hex digits
 //!   and an exempt call has none; in a run halted before the response every
 //!   call is refused (run, when the host cannot refuse) with the halt text,
-//!   unrecorded, in round 0; a lone call in a sealed round likewise;
+//!   unrecorded, in round 0;
 //! - `would_halt(calls)`, asked before a response without text, says
 //!   whether recording those calls halts the run;
 //! - the persisted state is complete: a session restored from
@@ -37,7 +37,7 @@ mod common;
 use common::{beyond_within_restore_clamp, restore_normal_form, within_restore_clamp};
 #[path = "program.rs"]
 mod program;
-use program::{args, blob, build_option, obj, s, spend, text, tool, Cursor, Trace};
+use program::{args, blob, build_option, s, spend, text, tool, Cursor, Trace};
 
 /// The most pending guidance messages a restored state brings back
 /// (`src/session/persist.rs`).
@@ -63,13 +63,9 @@ fn session_options(b: u8) -> SessionOptions {
         14 => Some(Value::Array(vec![s("__proto__"), s("constructor")])),
         _ => Some(Value::Null),
     };
-    let loop_keys = match declaration {
-        Some(value) => match obj(vec![("read", value)]) {
-            Value::Object(object) => object,
-            _ => Object::new(),
-        },
-        None => Object::new(),
-    };
+    let loop_keys = declaration.map_or_else(Object::new, |value| {
+        Object::from_entries(vec![(JsString::from("read"), value)])
+    });
     SessionOptions {
         loop_keys,
         capabilities,
@@ -152,14 +148,14 @@ fn check_decisions(session_halted: bool, refuses: bool, calls: &[Call], outcome:
     }
 }
 
-/// The persisted state is complete: restored, it writes itself again.
+/// The persisted state is complete: restored from its JSON text (what
+/// `state_json` writes), it writes itself again.
 fn restored(session: &Session, config: &ResolvedConfig, options: &SessionOptions, trace: &Trace) -> Option<Session> {
     let state = session.state();
     if session.halt().is_some() || !within_restore_clamp(&state) || !beyond_within_restore_clamp(&state) {
         return None;
     }
-    let text = session.state_json();
-    let reread = parse(&text).expect("the state's JSON parses");
+    let reread = parse(&to_json(&state)).expect("the state's JSON parses");
     let mut fresh = Session::restore(config.clone(), options.clone(), &reread);
     let _ = fresh.take_warnings();
     assert_eq!(
