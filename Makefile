@@ -143,13 +143,14 @@ bench: build
 	$(CARGO) build --release --quiet -p doom-loop-trace
 	bash benches/eval-rss.sh
 	node --expose-gc benches/js/bench.mjs
-	node --expose-gc benches/js/peers.mjs
-	node benches/js/startup.mjs
+	node --expose-gc benches/js/peers.mjs --json target/bench-peers.json
+	node benches/js/startup.mjs --json target/bench-startup.json
 	$(CARGO) build --quiet --release -p doom-loop-trace --bin doomloop
 	node benches/hook.mjs
 	node benches/js/adapter-ai-sdk.mjs
 	node benches/js/adapter-langchain.mjs
 	node benches/js/session.mjs
+	node benches/js/targets.mjs target/bench-peers.json target/bench-startup.json target/criterion --json target/bench-targets.json
 
 ## The whole shared trajectory set evaluated under the reference defaults,
 ## timed natively (release) and through the package's wasm (median of five).

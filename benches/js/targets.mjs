@@ -1,0 +1,94 @@
+// `make bench`'s last step: issue 18's targets, each beside this run's
+// measurement and whether it is met — read from what the run wrote
+// (`peers.mjs --json`, `startup.mjs --json`, Criterion's estimates of the
+// `serde_json_value` groups), so the verdicts are never typed by hand.
+// A row the run did not measure says so; it never counts as met.
+//
+// Usage: node benches/js/targets.mjs PEERS.json STARTUP.json CRITERION_DIR [--json FILE]
+
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/** The fingerprint rows of `peers.mjs`, and which of them are large (within 3× of the floor). */
+export const FINGERPRINT_ROWS = [
+  ['fingerprint, 150 B object', false],
+  ['fingerprint, 1.4 MB, 20k rows × 4 fields', true],
+  ['fingerprint, 1 MB string argument', true],
+  ['fingerprint, 60 levels of nesting', false],
+];
+export const RECORD_ROWS = ['recordToolCall, repeated (a loop)', 'recordToolCall, distinct calls'];
+export const NATIVE_INPUTS = ['small', 'large'];
+
+/**
+ * Every target of issue 18 as `{target, measured, met}`: `met` is true,
+ * false, or null when the run has no measurement for it.
+ * @param {{rows: object[]}|undefined} peers `peers.mjs --json`
+ * @param {object|undefined} startup `startup.mjs --json`
+ * @param {Record<string, {package: number, baseline: number}>} native ns per call by input
+ */
+export function score(peers, startup, native) {
+  const out = [];
+  const row = (name) => peers?.rows?.find((r) => r.operation === name);
+  const check = (target, value, good, show) =>
+    out.push(Number.isFinite(value) ? { target, measured: show(value), met: good(value) } : { target, measured: 'not measured', met: null });
+  const times = (x) => `${x.toFixed(2)}×`;
+  for (const [name, large] of FINGERPRINT_ROWS) {
+    const r = row(name);
+    const label = name.replace('fingerprint, ', '');
+    check(`${label}: ≥ 2× canonicalize + node:crypto`, r?.vsNodeCrypto, (x) => x >= 2, times);
+    check(`${label}: ≥ 2× canonicalize + @noble/hashes`, r?.vsNoble, (x) => x >= 2, times);
+    check(`${label}: ≥ 2× the reference`, r?.vsReference, (x) => x >= 2, times);
+    if (large) check(`${label}: within 3× the floor`, r?.floorMultiple, (x) => x <= 3, (x) => `${times(x)} the floor`);
+  }
+  for (const name of RECORD_ROWS) check(`${name}: ≥ 20× the reference`, row(name)?.vsReference, (x) => x >= 20, times);
+  for (const input of NATIVE_INPUTS) {
+    const n = native?.[input];
+    check(
+      `native fingerprint of a serde_json::Value (${input}): ≥ 2× serde_jcs + sha2`,
+      n ? n.baseline / n.package : undefined,
+      (x) => x >= 2,
+      (x) => `${times(x)} (${fmtNs(n.package)} vs ${fmtNs(n.baseline)})`,
+    );
+  }
+  check('detector module ≤ 64 KiB gzipped', startup?.gzip, (x) => x <= (startup.sizeTarget ?? 65536), (x) => `${x} B`);
+  check('cold import + first fingerprint ≤ 5 ms', startup?.coldMs, (x) => x <= (startup.coldTargetMs ?? 5), (x) => `${x.toFixed(2)} ms`);
+  return out;
+}
+
+const fmtNs = (ns) => (ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : ns >= 1e3 ? `${(ns / 1e3).toFixed(2)} µs` : `${ns.toFixed(0)} ns`);
+
+/** Criterion's median estimate (ns) of one benchmark, or undefined when it did not run. */
+function criterionMedian(dir, group, name) {
+  const file = join(dir, group, name, 'new', 'estimates.json');
+  if (!existsSync(file)) return undefined;
+  return JSON.parse(readFileSync(file, 'utf8')).median?.point_estimate;
+}
+
+/** The `serde_json_value/<input>` groups of `cargo bench --bench core --features serde_json`. */
+export function readNative(dir) {
+  const native = {};
+  for (const input of NATIVE_INPUTS) {
+    const group = `serde_json_value_${input}`;
+    const ours = criterionMedian(dir, group, 'doom_loop');
+    const baseline = criterionMedian(dir, group, 'serde_jcs_sha2');
+    if (ours !== undefined && baseline !== undefined) native[input] = { package: ours, baseline };
+  }
+  return native;
+}
+
+const readJson = (file) => (file && existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined);
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const [peersFile, startupFile, criterionDir] = process.argv.slice(2);
+  const rows = score(readJson(peersFile), readJson(startupFile), criterionDir ? readNative(criterionDir) : {});
+  const width = Math.max(...rows.map((r) => r.target.length));
+  console.log(`\nissue 18's targets, this run (Node ${readJson(peersFile)?.node ?? '?'}):`);
+  for (const r of rows) {
+    console.log(`  ${r.target.padEnd(width)}  ${r.measured.padEnd(28)}  ${r.met === null ? 'not measured' : r.met ? 'met' : 'not met'}`);
+  }
+  const met = rows.filter((r) => r.met === true).length;
+  console.log(`  ${met} of ${rows.length} met`);
+  const at = process.argv.indexOf('--json');
+  if (at > 0 && process.argv[at + 1]) writeFileSync(process.argv[at + 1], `${JSON.stringify(rows, null, 1)}\n`);
+}
