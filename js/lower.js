@@ -268,6 +268,10 @@ function keyObject(object, depth, path) {
 //   (`dataValue`): an accessor (a getter, on an object or an array index)
 //   is not plain, so no getter ever runs here, and the walk reads it as the
 //   reference does.
+// - An object's keys come from `for…in`, which for an ordinary object whose
+//   prototype is `Object.prototype` (or null) lists what `Object.keys`
+//   would, provided `Object.prototype` has no enumerable key (checked every
+//   call; with one there is no fast path).
 // - `JSON.stringify` would call `toJSON`: no own `toJSON` on any object or
 //   array, the prototype is `Object.prototype` (or null; arrays:
 //   `Array.prototype`, whose prototype must be `Object.prototype`) and
@@ -296,7 +300,7 @@ const speciesGetter = getOwnPropertyDescriptor(Array, Symbol.species)?.get;
 let arrayIntrinsics;
 
 function isPlain(value) {
-  if (lookupGetter === undefined || hasOwn(ObjectPrototype, 'toJSON')) return false;
+  if (lookupGetter === undefined || hasOwn(ObjectPrototype, 'toJSON') || hasEnumerableKey(ObjectPrototype)) return false;
   try {
     return isPlainKeyMaterial(value, 0);
   } catch {
@@ -304,6 +308,12 @@ function isPlain(value) {
     // binding): the walk meets it as the reference does.
     return false;
   }
+}
+
+/** Whether `for…in` lists any key of `object` (its prototype's included). */
+function hasEnumerableKey(object) {
+  for (const _ in object) return true;
+  return false;
 }
 
 function isIntrinsicData(object, key, value) {
@@ -394,9 +404,13 @@ function isPlainKeyMaterial(value, depth) {
   } else {
     const proto = getPrototypeOf(value);
     if ((proto !== ObjectPrototype && proto !== null) || hasOwn(value, 'toJSON')) return false;
-    const keys = objectKeys(value);
-    for (let i = 0; i < keys.length; i++) {
-      if (!isPlainKeyMaterial(dataValue(value, keys[i]), depth + 1)) return false;
+    // `for…in` lists exactly the keys `Object.keys` would (isPlain checked
+    // that Object.prototype has none to add), and V8 reads `value[key]` in
+    // its body through the object's enum cache: the check is 6–15 % faster
+    // than over `Object.keys` (docs/performance.md). The getter test stays
+    // inline for the same reason.
+    for (const key in value) {
+      if (!isPlainKeyMaterial(lookupGetter.call(value, key) === undefined ? value[key] : NOT_DATA, depth + 1)) return false;
     }
   }
   if (longStrings !== longStringsBefore) (longStringHolders ??= new Set()).add(value);

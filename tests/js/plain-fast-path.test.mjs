@@ -142,6 +142,18 @@ test('getters run as the reference runs them: twice per object member, once per 
   assert.deepEqual(log, []);
 });
 
+test('an enumerable key on Object.prototype: own keys only, and an inherited getter never runs', async () => {
+  // The check lists an object's keys with for…in, which would add these.
+  await withPolluted(Object.prototype, 'extra', { value: { x: 1 }, enumerable: true, writable: true }, () =>
+    agree(() => ({ value: { a: 1, b: { c: [2] } } }), '{"a":1,"b":{"c":[2]}}'),
+  );
+  const log = [];
+  await withPolluted(Object.prototype, 'evil', { get: () => (log.push('evil'), 1), enumerable: true }, () =>
+    agree(() => ({ value: { a: 1, b: Object.assign(Object.create(null), { c: 2 }) } }), '{"a":1,"b":{"c":2}}'),
+  );
+  assert.deepEqual(log, []);
+});
+
 test('accessors without a getter read as undefined, and a replaced __lookupGetter__ is never called', async () => {
   await agree(() => {
     const log = [];
