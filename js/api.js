@@ -12,7 +12,7 @@
 // and reading the selected fields of the caller's own arguments object.
 
 import { lower, lowerKeyMaterial, lowerKeyMaterialForIo, ioText, ioStrings, textArg, isWellFormed, MAX_CANONICALIZE_DEPTH } from './lower.js';
-import { core, assertReady, isDead, writeCall, writeStrings, readFingerprint, readRecord } from './core.js';
+import { core, assertReady, isDead, writeCall, writeStrings, readFingerprint, readRecord, fingerprintThroughIo } from './core.js';
 import { resolveOptionWith, resolveLoopKeyWith, coreConfig } from './option.js';
 
 export { MAX_CANONICALIZE_DEPTH };
@@ -86,14 +86,6 @@ export function fingerprintToolCallSync(toolName, keyMaterial) {
   }
   // Failed (bad key material): the string API throws the core's error.
   return core.fingerprintToolCall(toolNameArg(name), material);
-}
-
-/** One attempt through the I/O buffer with key material lowered for it; true if the core answered. */
-function fingerprintThroughIo(name, lowered) {
-  const strings = ioStrings(lowered);
-  const [toolLength, materialLength] = writeCall(name, ioText(lowered));
-  const stringsLength = writeStrings(toolLength + materialLength, strings);
-  return core.fingerprintToolCallIo(toolLength, materialLength, stringsLength, strings.length);
 }
 
 export function fingerprintKeyMaterialSync(keyMaterial) {

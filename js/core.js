@@ -10,7 +10,7 @@
 // first trap; from then on every call throws one error naming it.
 
 import { guardInstance } from './guard.js';
-import { setProxyCheck } from './lower.js';
+import { setProxyCheck, ioText, ioStrings } from './lower.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -143,6 +143,18 @@ export function writeStrings(at, strings) {
   view(end + 4 * lengths.length);
   for (let i = 0; i < lengths.length; i++) data.setUint32(end + 4 * i, lengths[i], true);
   return end - at;
+}
+
+/**
+ * One attempt to fingerprint a call through the I/O buffer, its key
+ * material lowered for it (`lowerKeyMaterialForIo`); true if the core
+ * answered (the fingerprint is then in the buffer: `readFingerprint`).
+ */
+export function fingerprintThroughIo(name, lowered) {
+  const strings = ioStrings(lowered);
+  const [toolLength, materialLength] = writeCall(name, ioText(lowered));
+  const stringsLength = writeStrings(toolLength + materialLength, strings);
+  return core.fingerprintToolCallIo(toolLength, materialLength, stringsLength, strings.length);
 }
 
 /** The fingerprint the core left at the start of the buffer. */

@@ -595,3 +595,67 @@ fn regression_a_pending_escalation_survives_persist_and_resume() {
     // Taken once, in both.
     assert!(!resumed.next_request().escalate);
 }
+
+/// A call keyed by the host's fingerprint of its arguments
+/// ([`CallKey::Fingerprint`], what the npm session sends for heavy
+/// arguments instead of the arguments) decides exactly as the same call
+/// keyed by the arguments themselves: the same fingerprints, streaks,
+/// verdicts and refusals over a loop, in-round duplicates included, and
+/// the same state.
+#[test]
+fn a_host_fingerprint_of_the_arguments_decides_as_the_arguments_do() {
+    let tool = JsString::from("get_invoice");
+    let material = args(r#"{"invoice_id":"INV-2291","lines":[1,2,{"b":1,"a":"x\n"}]}"#);
+    let fingerprint = doom_loop::fingerprint::fingerprint_tool_call(&tool, &material).unwrap();
+    let keyed = |id: String| {
+        let mut call = Call::new(id, "get_invoice", Value::Null);
+        call.key = CallKey::Fingerprint(JsString::from(fingerprint.as_str()));
+        call
+    };
+    let plain = |id: String| Call::new(id, "get_invoice", material.clone());
+    let mut by_args = Session::new(ResolvedConfig::default(), SessionOptions::default());
+    let mut by_host = Session::new(ResolvedConfig::default(), SessionOptions::default());
+    for round in 1..=7 {
+        let ids = [format!("c{round}"), format!("d{round}")];
+        let a = respond(&mut by_args, ids.iter().cloned().map(plain).collect());
+        let b = respond(&mut by_host, ids.iter().cloned().map(keyed).collect());
+        assert_eq!(a.decisions, b.decisions, "round {round}");
+        assert_eq!(a.halt, b.halt, "round {round}");
+        if round < 7 {
+            // The 7th response comes after the stop: refused, unrecorded.
+            assert_eq!(a.decisions[0].fingerprint, Some(JsString::from(fingerprint.as_str())));
+        }
+    }
+    assert!(by_host.halt().is_some(), "the loop was stopped");
+    assert_eq!(to_json(&by_args.state()), to_json(&by_host.state()));
+    assert_eq!(by_args.take_warnings(), by_host.take_warnings());
+}
+
+/// A host fingerprint that is not 64 lowercase hex digits is not trusted:
+/// the call runs unmonitored, with one warning naming the tool.
+#[test]
+fn a_host_fingerprint_that_is_not_one_leaves_the_call_unmonitored() {
+    for bad in [
+        "",
+        "ABC",
+        &"A".repeat(64),
+        &"0".repeat(63),
+        &"g".repeat(64),
+        &"0".repeat(65),
+    ] {
+        let mut session = Session::new(ResolvedConfig::default(), SessionOptions::default());
+        let mut call = Call::new("c", "t", args(r#"{"a":1}"#));
+        call.key = CallKey::Fingerprint(JsString::from(bad));
+        let out = respond(&mut session, vec![call]);
+        assert!(
+            out.decisions[0].exempt && out.decisions[0].fingerprint.is_none(),
+            "{bad:?}"
+        );
+        let warnings = session.take_warnings();
+        assert_eq!(warnings.len(), 1, "{bad:?}: {warnings:?}");
+        assert!(
+            warnings[0].contains("\"t\" call cannot be fingerprinted"),
+            "{warnings:?}"
+        );
+    }
+}

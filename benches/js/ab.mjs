@@ -27,6 +27,11 @@ const cases = {
   '150 B object': { command: 'grep -rn TODO src/', cwd: '/home/user/project', timeout_ms: 30000, env: { LANG: 'C' }, flags: ['-i', '--color=never'] },
   '60 levels': deep,
   ...Object.fromEntries([500, 1000, 1100, 2000, 4000, 16000].map((n) => [`${n}-char string`, { path: 'a.py', content: 'x = "y"\n'.repeat(n / 8) }])),
+  // Where the session's shim starts fingerprinting arguments itself (js/session.js).
+  '16 keys': Object.fromEntries(Array.from({ length: 16 }, (_, k) => [`key${k}`, k % 2 ? `v${k}` : k])),
+  '32 keys': Object.fromEntries(Array.from({ length: 32 }, (_, k) => [`key${k}`, k % 2 ? `v${k}` : k])),
+  'todo list, 4 items': { todos: Array.from({ length: 4 }, (_, k) => ({ id: `${k}`, content: `task ${k}`, status: 'pending', priority: 'high' })) },
+  'one 400-char string': { k: '1', pad: 'x'.repeat(400), n: 1 },
   'edit, 8 KB': { path: 'src/x.ts', old_string: 'const a = "b";\n'.repeat(100), new_string: 'export function f(x) {\n  return x + "y";\n}\n'.repeat(180) },
   '1 MB string': { path: 'src/big_module.py', content: source(16000).slice(0, 1 << 20) },
   '20k rows': { rows: Array.from({ length: 20000 }, (_, i) => ({ id: i, name: `row-${i}-naïve`, price: i * 0.75 + 0.01, active: i % 3 === 0 })) },

@@ -6,6 +6,7 @@
 //! of session options (capabilities the host lacks; a declared `loopKey`
 //! for one tool), then ops — a response (text and up to four calls: ids
 //! that repeat within and across rounds, malformed arguments, exempt calls,
+//! calls keyed by the host's fingerprint of their arguments (or a string that is not one),
 //! host-resolved key material, unhashable key material), a lone call, the
 //! round controls, a text, a server tool, a result (for a call that ran or
 //! an unknown one), a spend, a user turn, a resume of the session's own
@@ -27,6 +28,7 @@
 //!   same state and the same next request (guidance, escalation).
 #![no_main]
 
+use doom_loop::fingerprint::fingerprint_tool_call;
 use doom_loop::json::{parse, to_json, Object};
 use doom_loop::session::{Call, CallAction, CallKey, Capabilities, Response, RoundOutcome, Session, SessionOptions};
 use doom_loop::{resolve_doom_loop_option, Action, JsString, ResolvedConfig, Value};
@@ -93,6 +95,12 @@ fn call(c: &mut Cursor) -> Call {
         0 => CallKey::Exempt,
         1 => CallKey::Material(args(c)),
         2 => CallKey::Material(call.args.clone()),
+        // The host's fingerprint of the arguments (the npm shim's heavy
+        // arguments), or a string that is not one.
+        3 => match fingerprint_tool_call(&call.tool_name, &call.args) {
+            Ok(fingerprint) if b & 8 == 0 => CallKey::Fingerprint(fingerprint.as_str().into()),
+            _ => CallKey::Fingerprint(String::from_utf8_lossy(c.chunk(64)).as_ref().into()),
+        },
         _ => CallKey::Declared,
     };
     call

@@ -21,7 +21,8 @@
 //!   decision;
 //! - each call's identity is its tool's `loopKey` (a field list or `false`
 //!   from [`SessionOptions::loop_keys`], or key material the host resolved
-//!   itself, e.g. with a JS function: [`CallKey::Material`]); malformed
+//!   itself, e.g. with a JS function: [`CallKey::Material`], or the
+//!   fingerprint of the full arguments it took: [`CallKey::Fingerprint`]); malformed
 //!   arguments are identified by their raw text; an identity that cannot be
 //!   fingerprinted falls back to the full arguments, then to no detection;
 //! - `block` and `stop` verdicts refuse the call with the verdict's text;
@@ -130,6 +131,14 @@ pub enum CallKey {
     Material(Value),
     /// Not monitored (the host's `loopKey` exempted this call).
     Exempt,
+    /// Identified by its full arguments, whose fingerprint the host has
+    /// already taken (64 lowercase hex digits, as
+    /// [`fingerprint_tool_call`](crate::fingerprint::fingerprint_tool_call)
+    /// writes them): the arguments are not read. The npm package's session
+    /// takes it from the arguments' text without building a tree when no
+    /// `loopKey` applies, so the core never parses them. Anything but 64
+    /// lowercase hex digits leaves the call unmonitored, with a warning.
+    Fingerprint(JsString),
 }
 
 /// One tool call of a response.
@@ -271,6 +280,8 @@ enum RoundState {
 /// A call's identity, resolved once.
 enum Identity {
     Skip,
+    /// Keyed by its full arguments, fingerprinted by the host.
+    Fingerprinted(JsString),
     /// Keyed by `material` — `None`: the call's own arguments, which most
     /// calls are keyed by, so they are neither copied nor compared — and
     /// with the full arguments to fall back to when `fallback` (the
@@ -286,11 +297,28 @@ impl Identity {
     fn fingerprint(&self, call: &Call) -> Option<Result<JsString>> {
         match self {
             Identity::Skip => None,
+            Identity::Fingerprinted(fingerprint) => Some(Ok(fingerprint.clone())),
             Identity::Key { material, .. } => Some(
                 fingerprint_tool_call(&call.tool_name, material.as_ref().unwrap_or(&call.args)).map(JsString::from),
             ),
         }
     }
+
+    /// Whether a failed fingerprint falls back to the full arguments
+    /// (`None`: the call is not monitored).
+    fn fallback(&self) -> Option<bool> {
+        match self {
+            Identity::Skip => None,
+            Identity::Fingerprinted(_) => Some(false),
+            Identity::Key { fallback, .. } => Some(*fallback),
+        }
+    }
+}
+
+/// Whether `text` is a fingerprint as the crate writes it: 64 lowercase hex digits.
+fn is_fingerprint(text: &JsString) -> bool {
+    let digits = text.as_bytes();
+    digits.len() == 64 && digits.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// The session engine (see the [module docs](self)).
@@ -859,6 +887,16 @@ impl Session {
         match &call.key {
             CallKey::Exempt => Identity::Skip,
             CallKey::Material(material) => with_fallback(material.clone()),
+            CallKey::Fingerprint(fingerprint) if is_fingerprint(fingerprint) => {
+                Identity::Fingerprinted(fingerprint.clone())
+            }
+            CallKey::Fingerprint(_) => {
+                self.warn(format!(
+                    "[DoomLoop] a \"{}\" call cannot be fingerprinted; not monitoring it: the host's fingerprint is not 64 lowercase hex digits",
+                    call.tool_name
+                ));
+                Identity::Skip
+            }
             CallKey::Declared => {
                 let declaration = match self.options.loop_keys.get_js(&call.tool_name) {
                     // No loop key: the arguments themselves (what
@@ -903,7 +941,7 @@ impl Session {
             exempt: false,
             malformed: call.malformed,
         };
-        let (Identity::Key { fallback, .. }, Some(fingerprint)) = (identity, fingerprint) else {
+        let (Some(fallback), Some(fingerprint)) = (identity.fallback(), fingerprint) else {
             decision.exempt = true;
             self.decisions.insert(decision.id.clone(), decision.clone());
             return decision;

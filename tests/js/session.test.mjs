@@ -319,3 +319,42 @@ test('regression: a pending escalation survives getState() and a resume (the ses
   live.free();
   resumed.free();
 });
+
+test('heavy arguments are fingerprinted by the shim, tree-free, and decide exactly as the core decides them', () => {
+  // Without a loopKey, arguments of 20 values or more, 1,024 characters or
+  // a long raw string are fingerprinted by the shim and sent as their
+  // fingerprint; an identity loopKey function makes the core take the same
+  // arguments as a tree. The two sessions must agree on everything.
+  let chain = { leaf: 'end' };
+  for (let depth = 0; depth < 30; depth++) chain = { level: depth, child: chain, tags: ['a', 'b'] };
+  const heavy = [
+    Object.fromEntries(Array.from({ length: 40 }, (_, k) => [`key${k}`, k % 2 ? `v\n"${k}"` : k * 0.1])),
+    chain,
+    { path: 'src/a.ts', content: 'const a = "b";\n'.repeat(200) },
+    { text: 'x'.repeat(2000), lone: '\ud800 lone', nested: { z: [1, 2, { y: null }], a: true } },
+    { list: Array.from({ length: 25 }, (_, k) => k) },
+  ];
+  const calls = (round, name) =>
+    heavy.map((args, k) => ({ id: `${name}${round}-${k}`, toolName: k === 4 ? 'bad\ud800name' : `tool${k % 3}`, args: structuredClone(args) }));
+  const loopKeys = Object.fromEntries(['tool0', 'tool1', 'tool2', 'bad\ud800name'].map((name) => [name, (args) => args]));
+  const fast = new DoomLoopSession({});
+  const tree = new DoomLoopSession({ loopKeys });
+  for (let round = 1; round <= 7; round++) {
+    const a = fast.onResponse({ calls: calls(round, 'c') });
+    const b = tree.onResponse({ calls: calls(round, 'c') });
+    assert.deepEqual(a, b, `round ${round}`);
+    if (round === 1) {
+      for (const [k, decision] of a.decisions.entries()) {
+        const name = calls(1, 'c')[k].toolName;
+        if (name.isWellFormed()) assert.equal(decision.fingerprint, main.fingerprintToolCallSync(name, heavy[k]), `call ${k}`);
+      }
+    }
+  }
+  assert.ok(fast.haltVerdict() !== null, 'the loop was stopped');
+  assert.deepEqual(fast.getState(), tree.getState());
+  // Would-halt asks lower the same calls (a call object is lowered once).
+  const next = new DoomLoopSession({});
+  const round = calls(1, 'w');
+  assert.equal(next.wouldHalt(round), false);
+  assert.deepEqual(next.onResponse({ calls: round }).decisions.map((d) => d.streak), [1, 1, 1, 1, 1]);
+});

@@ -61,7 +61,11 @@ fn call_from(value: Value) -> std::result::Result<Call, Error> {
     let id = string("id").unwrap_or_default();
     let key = match object.get("key") {
         Some(Value::String(s)) if *s == "exempt" => CallKey::Exempt,
-        Some(Value::Object(key)) => CallKey::Material(key.get("material").cloned().unwrap_or(Value::Undefined)),
+        // The shim's fingerprint of arguments it did not send (no loopKey applies).
+        Some(Value::Object(key)) => match key.get("fingerprint") {
+            Some(Value::String(fingerprint)) => CallKey::Fingerprint(fingerprint.clone()),
+            _ => CallKey::Material(key.get("material").cloned().unwrap_or(Value::Undefined)),
+        },
         _ => CallKey::Declared,
     };
     let malformed = object.get("malformed").is_some_and(Value::is_truthy);
