@@ -258,7 +258,8 @@ export class DoomLoopSession {
       lowered = 'null';
       key = ',"key":"exempt"';
     }
-    const text = (argsText) => `{"id":${id},"toolName":${JSON.stringify(name)},"args":${argsText},"malformed":${malformed}${key}}`;
+    const text = (argsText, keyText = key) =>
+      `{"id":${id},"toolName":${JSON.stringify(name)},"args":${argsText},"malformed":${malformed}${keyText}}`;
     // No loopKey for this tool: the identity is the arguments themselves,
     // fingerprinted here from their lowered text as fingerprintToolCallSync
     // does, and sent instead of them — so the core never parses them into a
@@ -268,10 +269,7 @@ export class DoomLoopSession {
     const heavy = typeof lowered !== 'string' || values >= FINGERPRINT_HERE_MIN_VALUES || lowered.length >= FINGERPRINT_HERE_MIN_LENGTH;
     if (key === '' && !malformed && declaration === undefined && heavy) {
       const fingerprint = this.#fingerprintHere(name, lowered);
-      if (fingerprint !== undefined) {
-        key = `,"key":{"fingerprint":"${fingerprint}"}`;
-        return { io: text('null'), id: callId, toolName: name };
-      }
+      if (fingerprint !== undefined) return { io: text('null', `,"key":{"fingerprint":"${fingerprint}"}`), id: callId, toolName: name };
     }
     // The id and tool name as the core reads them back: a compact answer's
     // decisions carry neither (readCompact).
