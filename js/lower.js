@@ -65,8 +65,6 @@ export const RAW_STRING_MIN = 512;
 
 /** Long strings met by the current plainness check, and the containers above them. */
 let longStrings = 0;
-/** Values met by the current plainness check (lowerKeyMaterialForIoCounted). */
-let plainValues = 0;
 let longStringHolders;
 
 /**
@@ -78,33 +76,18 @@ export function lowerKeyMaterialForIo(value) {
   return lowerFor(value, true);
 }
 
-/**
- * `lowerKeyMaterialForIo`, and how many values (containers and leaves) the
- * value holds when it is plain data (0 otherwise): a measure of the work a
- * value tree of it would cost.
- */
-export function lowerKeyMaterialForIoCounted(value) {
-  const lowered = lowerFor(value, true);
-  return [lowered, plainValues];
-}
-
 function lowerFor(value, rawStrings) {
   if (typeof value === 'string') {
-    plainValues = 1;
     return rawStrings && crossesRaw(value) ? { text: 'raw', strings: [value] } : JSON.stringify(value);
   }
   arrayIntrinsics = undefined;
   species = undefined;
   longStrings = 0;
-  plainValues = 0;
   const plain = isProxy !== undefined && isPlain(value);
   const holders = longStringHolders;
   // Not kept past the call: it holds the caller's objects.
   longStringHolders = undefined;
-  if (!plain) {
-    plainValues = 0;
-    return walkKeyMaterial(value);
-  }
+  if (!plain) return walkKeyMaterial(value);
   if (!rawStrings || holders === undefined) return JSON.stringify(value);
   const strings = [];
   const text = withRawStrings(value, holders, strings);
@@ -392,7 +375,6 @@ const lookupGetter = typeof ObjectPrototype.__lookupGetter__ === 'function' ? Ob
 const dataValue = (object, key) => (lookupGetter.call(object, key) === undefined ? object[key] : NOT_DATA);
 
 function isPlainKeyMaterial(value, depth) {
-  plainValues++;
   switch (typeof value) {
     case 'string':
       // Counted for the raw form (lowerKeyMaterialForIo).

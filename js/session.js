@@ -13,22 +13,10 @@
 // the full module. Top-level names must not clash with the other shim
 // files (the CommonJS build concatenates them).
 
-import { lower, lowerKeyMaterial, lowerKeyMaterialForIo, lowerKeyMaterialForIoCounted, ioText, ioStrings, wrapIoText, textArg, isWellFormed } from './lower.js';
-import { core, writeLowered, readText, readCompact, fingerprintThroughIo, readFingerprint } from './core.js';
+import { lower, lowerKeyMaterial, lowerKeyMaterialForIo, ioText, ioStrings, wrapIoText, textArg } from './lower.js';
+import { core, writeLowered, readText, readCompact } from './core.js';
 import { toolingGlue } from './tooling.js';
 import { resolveOptionWith, resolveLoopKeyWith, coreConfig } from './option.js';
-
-/**
- * Arguments holding this many values or more (plain data), whose lowered
- * text is this long or longer, or that carry a long string raw, are
- * fingerprinted by the session's shim, tree-free, instead of parsed into a
- * tree by the core. Below both, the extra wasm call costs more than the
- * tree saves: a flat object of one long unescaped string is 0.91–0.94× at
- * 300–500 characters, 16 keys break even, 32 keys are 1.13× (measured in
- * docs/performance.md).
- */
-const FINGERPRINT_HERE_MIN_VALUES = 20;
-const FINGERPRINT_HERE_MIN_LENGTH = 1024;
 
 /** The wasm exports a session runs on: the main entry's, else the replay entry's. */
 function sessionGlue() {
@@ -249,39 +237,21 @@ export class DoomLoopSession {
       }
     }
     let lowered;
-    let values = 0;
     try {
       // Long strings (an edit's file) cross raw, as on the monitor's path.
-      [lowered, values] = malformed ? [JSON.stringify(String(args)), 0] : lowerKeyMaterialForIoCounted(args);
+      lowered = malformed ? JSON.stringify(String(args)) : lowerKeyMaterialForIo(args);
     } catch (error) {
       console.warn(`[DoomLoop] a "${name}" call cannot be fingerprinted; not monitoring it:`, error);
       lowered = 'null';
       key = ',"key":"exempt"';
     }
-    const text = (argsText, keyText = key) =>
-      `{"id":${id},"toolName":${JSON.stringify(name)},"args":${argsText},"malformed":${malformed}${keyText}}`;
-    // No loopKey for this tool: the identity is the arguments themselves,
-    // fingerprinted here from their lowered text as fingerprintToolCallSync
-    // does, and sent instead of them — so the core never parses them into a
-    // tree (docs/performance.md). Light arguments, and anything the fast
-    // path cannot take, go as before (the core then answers, or warns, as
-    // it always has).
-    const heavy = typeof lowered !== 'string' || values >= FINGERPRINT_HERE_MIN_VALUES || lowered.length >= FINGERPRINT_HERE_MIN_LENGTH;
-    if (key === '' && !malformed && declaration === undefined && heavy) {
-      const fingerprint = this.#fingerprintHere(name, lowered);
-      if (fingerprint !== undefined) return { io: text('null', `,"key":{"fingerprint":"${fingerprint}"}`), id: callId, toolName: name };
-    }
-    // The id and tool name as the core reads them back: a compact answer's
-    // decisions carry neither (readCompact).
+    // The arguments last: the core fingerprints a call with no key straight
+    // from their text as it reads them, never building them as a tree
+    // (`FastRead` in wasm/src/session.rs). The id and tool name as the core
+    // reads them back: a compact answer's decisions carry neither (readCompact).
+    const text = (argsText) =>
+      `{"id":${id},"toolName":${JSON.stringify(name)},"malformed":${malformed}${key},"args":${argsText}}`;
     return { io: wrapIoText(lowered, text), id: callId, toolName: name };
-  }
-
-  /** The fingerprint of a call lowered for the I/O buffer, or undefined where the core would decide otherwise. */
-  #fingerprintHere(name, lowered) {
-    // The buffer carries UTF-8 (no lone surrogate in the name), and it must
-    // be the session's own instance.
-    if (this.#glue !== core || !isWellFormed(name)) return undefined;
-    return fingerprintThroughIo(name, lowered) ? readFingerprint() : undefined;
   }
 
   /**

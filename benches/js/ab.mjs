@@ -27,7 +27,7 @@ const cases = {
   '150 B object': { command: 'grep -rn TODO src/', cwd: '/home/user/project', timeout_ms: 30000, env: { LANG: 'C' }, flags: ['-i', '--color=never'] },
   '60 levels': deep,
   ...Object.fromEntries([500, 1000, 1100, 2000, 4000, 16000].map((n) => [`${n}-char string`, { path: 'a.py', content: 'x = "y"\n'.repeat(n / 8) }])),
-  // Where the session's shim starts fingerprinting arguments itself (js/session.js).
+  // Flat objects of a few keys: where the session's fixed cost per response shows.
   '16 keys': Object.fromEntries(Array.from({ length: 16 }, (_, k) => [`key${k}`, k % 2 ? `v${k}` : k])),
   '32 keys': Object.fromEntries(Array.from({ length: 32 }, (_, k) => [`key${k}`, k % 2 ? `v${k}` : k])),
   'todo list, 4 items': { todos: Array.from({ length: 4 }, (_, k) => ({ id: `${k}`, content: `task ${k}`, status: 'pending', priority: 'high' })) },

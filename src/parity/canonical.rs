@@ -196,6 +196,26 @@ pub(crate) fn canonicalize_lowered_with_strings_into(text: &str, strings: &[&[u8
     }
 }
 
+/// The tree-free canonicalizer over the lowered value that starts `text`
+/// (which may go on: a value inside a larger document), each bare word
+/// `raw` standing for the next of `strings`: appends its canonical form to
+/// `out` and returns where the value ended — the bytes of `text` it spans
+/// and how many of `strings` it used. `None` wherever the tree path must
+/// decide (the caller then parses the whole document); `out` may then hold
+/// a partial write.
+pub(crate) fn canonicalize_lowered_prefix_into(
+    text: &str,
+    strings: &[&[u8]],
+    out: &mut Vec<u8>,
+) -> Option<(usize, usize)> {
+    let mut direct = Direct::new(text);
+    direct.strings = strings;
+    if direct.value(0, false, out)? == Written::Undefined {
+        out.extend_from_slice(b"null");
+    }
+    Some((direct.parser.pos, direct.next_string))
+}
+
 /// What a lowered value wrote, for the container to place.
 #[derive(PartialEq)]
 enum Written {
@@ -373,7 +393,11 @@ impl<'a> Direct<'a> {
         if !rest.starts_with(b"raw") || rest.get(3).is_some_and(u8::is_ascii_alphabetic) {
             return None;
         }
-        write_json_utf8_bytes(self.strings.get(self.next_string)?, out)?;
+        let string = self.strings.get(self.next_string)?;
+        // Room for the quotes and an escape every eighth byte: growing a
+        // megabyte buffer midway costs a quarter of the escaping.
+        out.reserve(string.len() + string.len() / 8 + 2);
+        write_json_utf8_bytes(string, out)?;
         self.next_string += 1;
         self.parser.pos += 3;
         Some(Written::Value)

@@ -16,7 +16,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-use crate::canonical::{canonicalize_into, canonicalize_lowered_into, canonicalize_lowered_with_strings_into};
+use crate::canonical::{
+    canonicalize_into, canonicalize_lowered_into, canonicalize_lowered_prefix_into,
+    canonicalize_lowered_with_strings_into,
+};
 use crate::error::Result;
 use crate::js_string::JsString;
 use crate::json::Value;
@@ -109,6 +112,53 @@ pub fn fingerprint_lowered_tool_call_with_strings<S: AsRef<[u8]>>(
     let mut text = call_prefix(tool_name, room).into_bytes();
     canonicalize_lowered_with_strings_into(key_material, &strings, &mut text)?;
     Ok(sha256_hex(&text))
+}
+
+/// A tool call's fingerprint taken from lowered key material at the start
+/// of a larger lowered document ([`fingerprint_lowered_prefix`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoweredPrefix {
+    /// The call's fingerprint (64 lowercase hex digits).
+    pub fingerprint: String,
+    /// The bytes of the text the key material spans (leading whitespace
+    /// included): the document goes on after them.
+    pub len: usize,
+    /// How many of the raw strings it used.
+    pub strings: usize,
+}
+
+/// [`fingerprint_lowered_tool_call_with_strings`] for the lowered value
+/// that *starts* `text`, which may go on — a call's arguments inside a
+/// lowered response — with where the value ended, so a reader of that
+/// response can fingerprint each call's arguments straight from their text
+/// and never build them as a tree (the session binding's fast path).
+/// `strings` are the raw strings from this value on (the bare word `raw`
+/// stands for the next one, unescaped UTF-8, checked here).
+///
+/// `None` wherever only the tree path can decide (the value is not plain
+/// lowered JSON that the tree-free canonicalizer takes, nests too deep, or
+/// errs): the caller then parses the document into a tree, whose
+/// fingerprint is the same value's and whose errors are the reference's.
+///
+/// ```
+/// use doom_loop::{fingerprint::*, JsString};
+/// let tool = JsString::from("edit");
+/// let text = r#"{"path":"a.py","content":raw},"next":1}"#;
+/// let prefix = fingerprint_lowered_prefix(&tool, text, &[b"x = 1\n".as_slice()]).unwrap();
+/// assert_eq!(&text[prefix.len..], r#","next":1}"#);
+/// assert_eq!(prefix.strings, 1);
+/// let whole = fingerprint_lowered_tool_call(&tool, r#"{"content":"x = 1\n","path":"a.py"}"#).unwrap();
+/// assert_eq!(prefix.fingerprint, whole);
+/// ```
+pub fn fingerprint_lowered_prefix(tool_name: &JsString, text: &str, strings: &[&[u8]]) -> Option<LoweredPrefix> {
+    // Room for small arguments; a raw string reserves its own.
+    let mut bytes = call_prefix(tool_name, text.len().min(256)).into_bytes();
+    let (len, strings) = canonicalize_lowered_prefix_into(text, strings, &mut bytes)?;
+    Some(LoweredPrefix {
+        fingerprint: sha256_hex(&bytes),
+        len,
+        strings,
+    })
 }
 
 /// [`fingerprint_key_material`] over lowered text.

@@ -495,6 +495,25 @@ impl Session {
         &self.monitor
     }
 
+    /// Whether a call of `tool_name` that the host did not key
+    /// ([`CallKey::Declared`]) is identified by its full arguments: no
+    /// data-form loop key names the tool. Its identity is then the
+    /// arguments' fingerprint alone, which a host may take itself and pass
+    /// as [`CallKey::Fingerprint`] (the binding does, from the arguments'
+    /// lowered text, never building them as a tree).
+    pub fn keys_by_arguments(&self, tool_name: &JsString) -> bool {
+        self.data_loop_key(tool_name).is_none()
+    }
+
+    /// The data-form loop key declared for `tool_name` (an `undefined` one
+    /// declares none).
+    fn data_loop_key(&self, tool_name: &JsString) -> Option<&Value> {
+        self.options
+            .loop_keys
+            .get_js(tool_name)
+            .filter(|declaration| !matches!(declaration, Value::Undefined))
+    }
+
     /// The current round number (0 before the first).
     pub fn round(&self) -> u64 {
         self.round
@@ -898,11 +917,10 @@ impl Session {
                 Identity::Skip
             }
             CallKey::Declared => {
-                let declaration = match self.options.loop_keys.get_js(&call.tool_name) {
-                    // No loop key: the arguments themselves (what
-                    // resolve_loop_key_material would copy).
-                    Some(Value::Undefined) | None => return ARGS,
-                    Some(value) => LoopKey::Declared(value),
+                // No loop key: the arguments themselves (what
+                // resolve_loop_key_material would copy).
+                let Some(declaration) = self.data_loop_key(&call.tool_name).map(LoopKey::Declared) else {
+                    return ARGS;
                 };
                 match resolve_loop_key_material(declaration, &call.args) {
                     Ok(LoopKeyResolution::Exempt) => Identity::Skip,

@@ -465,6 +465,25 @@ pub fn parse_lowered(text: &str) -> Result<Value> {
     Parser::new(text.as_bytes(), true).parse_document()
 }
 
+/// [`parse_lowered`] for the value that starts `text`, which may go on (a
+/// value inside a larger document): the value and the bytes of `text` it
+/// spans (leading whitespace included).
+///
+/// # Errors
+/// As [`parse`] for the value itself; what follows it is not read.
+///
+/// ```
+/// use doom_loop::{json::parse_lowered_prefix, Value};
+/// let (value, len) = parse_lowered_prefix(r#""a\u00e9",1"#).unwrap();
+/// assert_eq!(value, Value::String("aé".into()));
+/// assert_eq!(len, 9);
+/// ```
+pub fn parse_lowered_prefix(text: &str) -> Result<(Value, usize)> {
+    let mut parser = Parser::new(text.as_bytes(), true);
+    let value = parser.parse_value()?;
+    Ok((value, parser.pos))
+}
+
 /// [`parse_lowered`] for text whose long strings were handed over raw: the
 /// bare word `raw` (a value, never a key) stands for the next of `strings`,
 /// unescaped — the binding's form for plain data that carries a file (see

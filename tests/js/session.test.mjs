@@ -14,6 +14,9 @@ const { DoomLoopSession, DoomLoopMonitor, RECOMMENDED_DOOM_LOOP_OPTION, resolveD
 
 const invoice = (id) => ({ id, toolName: 'get_invoice', args: { invoice_id: 'INV-2291' } });
 
+/** A deep copy that keeps holes and undefined members (JSON would not). */
+const clone = (value) => structuredClone(value);
+
 test('exported from the main, inline, CommonJS and replay entries', async () => {
   const inline = await import('../../pkg/inline.mjs');
   const required = createRequire(import.meta.url)('../../pkg/node.cjs');
@@ -320,11 +323,12 @@ test('regression: a pending escalation survives getState() and a resume (the ses
   resumed.free();
 });
 
-test('heavy arguments are fingerprinted by the shim, tree-free, and decide exactly as the core decides them', () => {
-  // Without a loopKey, arguments of 20 values or more, 1,024 characters or
-  // a long raw string are fingerprinted by the shim and sent as their
-  // fingerprint; an identity loopKey function makes the core take the same
-  // arguments as a tree. The two sessions must agree on everything.
+test('arguments are fingerprinted from their text as the core reads a response, and decide exactly as the tree decides them', () => {
+  // Without a loopKey, a call's identity is taken straight from its
+  // arguments' lowered text (wasm/src/session.rs, FastRead); an identity
+  // loopKey function makes the core take the same arguments as a tree. The
+  // two sessions must agree on everything, light arguments and heavy,
+  // exotic values and names with lone surrogates included.
   let chain = { leaf: 'end' };
   for (let depth = 0; depth < 30; depth++) chain = { level: depth, child: chain, tags: ['a', 'b'] };
   const heavy = [
@@ -333,9 +337,16 @@ test('heavy arguments are fingerprinted by the shim, tree-free, and decide exact
     { path: 'src/a.ts', content: 'const a = "b";\n'.repeat(200) },
     { text: 'x'.repeat(2000), lone: '\ud800 lone', nested: { z: [1, 2, { y: null }], a: true } },
     { list: Array.from({ length: 25 }, (_, k) => k) },
+    { command: 'ls -la', cwd: '/tmp' },
+    {},
+    [1, , undefined, -0, 1e21, 0.1 + 0.2, 5e-7, 'é\u2028😀'],
+    { b: undefined, a: [undefined], é: { '10': 1, 2: 2, '': null } },
+    'a bare string',
+    42,
+    { big: 12345678901234567890, tiny: -1.5e-300 },
   ];
   const calls = (round, name) =>
-    heavy.map((args, k) => ({ id: `${name}${round}-${k}`, toolName: k === 4 ? 'bad\ud800name' : `tool${k % 3}`, args: structuredClone(args) }));
+    heavy.map((args, k) => ({ id: `${name}${round}-${k}\udc00`, toolName: k === 4 ? 'bad\ud800name' : `tool${k % 3}`, args: clone(args) }));
   const loopKeys = Object.fromEntries(['tool0', 'tool1', 'tool2', 'bad\ud800name'].map((name) => [name, (args) => args]));
   const fast = new DoomLoopSession({});
   const tree = new DoomLoopSession({ loopKeys });
@@ -356,5 +367,34 @@ test('heavy arguments are fingerprinted by the shim, tree-free, and decide exact
   const next = new DoomLoopSession({});
   const round = calls(1, 'w');
   assert.equal(next.wouldHalt(round), false);
-  assert.deepEqual(next.onResponse({ calls: round }).decisions.map((d) => d.streak), [1, 1, 1, 1, 1]);
+  assert.deepEqual(next.onResponse({ calls: round }).decisions.map((d) => d.streak), heavy.map(() => 1));
+});
+
+test('regression: a response the core cannot read tree-free (a malformed call beside the rest) decides as one it can', () => {
+  // One malformed call sends the whole response down the tree path; the
+  // other calls' decisions must be the ones the fast read gives them.
+  const args = [{ command: 'ls' }, { path: 'a.ts', content: 'x'.repeat(4096) }, [1, 2, { z: 'é' }]];
+  const calls = (round, extra) => [
+    ...args.map((a, k) => ({ id: `r${round}-${k}`, toolName: `t${k}`, args: clone(a) })),
+    // Different each round: it never loops itself.
+    ...(extra ? [{ id: `r${round}-bad`, toolName: 'broken', args: `{not json ${round}` }] : []),
+  ];
+  const fast = new DoomLoopSession({});
+  const tree = new DoomLoopSession({});
+  for (let round = 1; round <= 6; round++) {
+    const a = fast.onResponse({ calls: calls(round, false) });
+    const b = tree.onResponse({ calls: calls(round, true) });
+    assert.deepEqual(a.decisions, b.decisions.slice(0, args.length), `round ${round}`);
+    assert.equal(b.decisions[args.length].malformed, true);
+    assert.deepEqual(a.halt, b.halt);
+    if (round === 1) {
+      for (const [k, decision] of a.decisions.entries()) {
+        assert.equal(decision.fingerprint, main.fingerprintToolCallSync(`t${k}`, args[k]));
+      }
+    }
+  }
+  assert.ok(fast.haltVerdict() !== null, 'the loop was stopped');
+  // One call seen alone takes the same read.
+  const single = new DoomLoopSession({});
+  assert.equal(single.onCall({ id: 'x', toolName: 't1', args: clone(args[1]) }).fingerprint, main.fingerprintToolCallSync('t1', args[1]));
 });

@@ -180,6 +180,23 @@ pub(crate) fn lowered_from_io(text_len: usize, strings_len: usize, strings_count
     })
 }
 
+/// The lowered text and the raw strings (their UTF-8 not yet checked) the
+/// shim wrote in the I/O buffer (see `lowered_from_io`), lent to `read`;
+/// `None` if a bound is wrong, the buffer is in use, or `read` declines.
+pub(crate) fn read_io<R>(
+    text_len: usize,
+    strings_len: usize,
+    strings_count: usize,
+    read: impl FnOnce(&str, &[&[u8]]) -> Option<R>,
+) -> Option<R> {
+    IO.with(|io| {
+        let io = io.try_borrow().ok()?;
+        let text = io_str(&io, 0, text_len)?;
+        let strings = io_raw_strings(&io, text_len, strings_len, strings_count)?;
+        read(text, &strings)
+    })
+}
+
 fn lowered_string(text: &str) -> Result<JsString> {
     match lowered(text)? {
         Value::String(s) => Ok(s),

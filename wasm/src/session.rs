@@ -10,8 +10,12 @@ use doom_loop::session::{
 use doom_loop::{Error, ErrorKind, JsString, ResolvedConfig};
 use wasm_bindgen::prelude::*;
 
+use doom_loop::fingerprint::fingerprint_lowered_prefix;
+use doom_loop::json::parse_lowered_prefix;
+
 use crate::{
-    io_in_use, io_write, js_text, json_strings, lowered, lowered_from_io, lowered_string, with_io_buffer, Result,
+    io_in_use, io_write, js_text, json_strings, lowered, lowered_from_io, lowered_string, read_io, with_io_buffer,
+    Result,
 };
 
 fn invalid(message: &str) -> Error {
@@ -78,11 +82,154 @@ fn call_from(value: Value) -> std::result::Result<Call, Error> {
     })
 }
 
+/// A response from its lowered tree `{text, calls}`.
+fn response_from(value: Value) -> std::result::Result<Response, Error> {
+    let Value::Object(mut object) = value else {
+        return Err(invalid("a response must be an object"));
+    };
+    let text = match object.remove("text") {
+        Some(Value::String(s)) => Some(s),
+        _ => None,
+    };
+    let calls = calls_from(object.remove("calls").unwrap_or(Value::Undefined))?;
+    Ok(Response { text, calls })
+}
+
 fn calls_from(value: Value) -> std::result::Result<Vec<Call>, Error> {
     match value {
         Value::Array(items) => items.into_iter().map(call_from).collect(),
         Value::Undefined | Value::Null => Ok(Vec::new()),
         _ => Err(invalid("session calls must be an array")),
+    }
+}
+
+// --- The fast read --------------------------------------------------------
+//
+// The shim writes a response as `{"text":…,"calls":[…]}` and each call as
+// `{"id":…,"toolName":…,"malformed":…,"key":…,"args":…}` (`key` only when
+// the host resolved the identity), the arguments last. Almost every call
+// has no key, is well formed and names a tool without a data-form loop key:
+// its identity is the fingerprint of its arguments, which is taken here
+// straight from their text (the tree-free canonicalizer), so neither the
+// skeleton nor the arguments are ever built as a tree — the tree was most
+// of an adapter's fixed cost per response (docs/performance.md).
+//
+// Anything else — a key, a malformed call, a data loop key, arguments the
+// tree-free canonicalizer declines (it never reproduces an error), any
+// other shape — declines the whole input, which is then parsed as a tree
+// as before: the same decisions either way, this read only being faster.
+// Nothing is recorded before the read succeeds.
+
+/// A reader of the shim's lowered response over the I/O buffer's text and
+/// raw strings; every method returns `None` to decline.
+struct FastRead<'a> {
+    text: &'a str,
+    pos: usize,
+    strings: &'a [&'a [u8]],
+    used: usize,
+}
+
+impl<'a> FastRead<'a> {
+    fn new(text: &'a str, strings: &'a [&'a [u8]]) -> Self {
+        FastRead {
+            text,
+            pos: 0,
+            strings,
+            used: 0,
+        }
+    }
+
+    /// Consumes `token` if the text goes on with it.
+    fn eat(&mut self, token: &str) -> bool {
+        let found = self.text[self.pos..].starts_with(token);
+        if found {
+            self.pos += token.len();
+        }
+        found
+    }
+
+    fn expect(&mut self, token: &str) -> Option<()> {
+        self.eat(token).then_some(())
+    }
+
+    fn string(&mut self) -> Option<JsString> {
+        match parse_lowered_prefix(&self.text[self.pos..]).ok()? {
+            (Value::String(s), len) => {
+                self.pos += len;
+                Some(s)
+            }
+            _ => None,
+        }
+    }
+
+    /// The response's text: `null`, a literal, or the next raw string.
+    fn response_text(&mut self) -> Option<Option<JsString>> {
+        if self.eat("null") {
+            return Some(None);
+        }
+        if self.eat("raw") {
+            let text = std::str::from_utf8(self.strings.get(self.used)?).ok()?;
+            self.used += 1;
+            return Some(Some(JsString::from(text)));
+        }
+        self.string().map(Some)
+    }
+
+    /// One unkeyed, well-formed call keyed by its arguments, fingerprinted.
+    // Out of line: `onResponse` and `onCall` share one copy (module size).
+    #[inline(never)]
+    fn call(&mut self, keys_by_arguments: &impl Fn(&JsString) -> bool) -> Option<Call> {
+        self.expect("{\"id\":")?;
+        let id = self.string()?;
+        self.expect(",\"toolName\":")?;
+        let tool_name = self.string()?;
+        self.expect(",\"malformed\":false,\"args\":")?;
+        if !keys_by_arguments(&tool_name) {
+            return None;
+        }
+        let args = fingerprint_lowered_prefix(&tool_name, &self.text[self.pos..], &self.strings[self.used..])?;
+        self.pos += args.len;
+        self.used += args.strings;
+        self.expect("}")?;
+        Some(Call {
+            id,
+            tool_name,
+            // Never read: the identity is the fingerprint.
+            args: Value::Null,
+            malformed: false,
+            key: CallKey::Fingerprint(JsString::from(args.fingerprint)),
+        })
+    }
+
+    fn calls(&mut self, keys_by_arguments: &impl Fn(&JsString) -> bool) -> Option<Vec<Call>> {
+        self.expect("[")?;
+        let mut calls = Vec::new();
+        if self.eat("]") {
+            return Some(calls);
+        }
+        loop {
+            calls.push(self.call(keys_by_arguments)?);
+            if self.eat("]") {
+                return Some(calls);
+            }
+            self.expect(",")?;
+        }
+    }
+
+    #[inline(never)]
+    fn response(&mut self, keys_by_arguments: &impl Fn(&JsString) -> bool) -> Option<Response> {
+        self.expect("{\"text\":")?;
+        let text = self.response_text()?;
+        self.expect(",\"calls\":")?;
+        let calls = self.calls(keys_by_arguments)?;
+        self.expect("}")?;
+        self.end()?;
+        Some(Response { text, calls })
+    }
+
+    /// The whole text and every raw string read.
+    fn end(&self) -> Option<()> {
+        (self.pos == self.text.len() && self.used == self.strings.len()).then_some(())
     }
 }
 
@@ -235,15 +382,15 @@ impl Session {
     /// leaves the round outcome there (see above).
     #[wasm_bindgen(js_name = onResponse)]
     pub fn on_response(&mut self, text_len: usize, strings_len: usize, strings_count: usize) -> Result<f64> {
-        let Value::Object(mut object) = lowered_from_io(text_len, strings_len, strings_count)? else {
-            return Err(invalid("a response must be an object").into());
+        let keys_by_arguments = |tool: &JsString| self.inner.keys_by_arguments(tool);
+        let fast = read_io(text_len, strings_len, strings_count, |text, strings| {
+            FastRead::new(text, strings).response(&keys_by_arguments)
+        });
+        let response = match fast {
+            Some(response) => response,
+            None => response_from(lowered_from_io(text_len, strings_len, strings_count)?)?,
         };
-        let text = match object.remove("text") {
-            Some(Value::String(s)) => Some(s),
-            _ => None,
-        };
-        let calls = calls_from(object.remove("calls").unwrap_or(Value::Undefined))?;
-        let outcome = self.inner.on_response(Response { text, calls });
+        let outcome = self.inner.on_response(response);
         // Compact only when it carries nothing but its round and plain
         // decisions (no text verdict, halt or verdict).
         let compact = outcome.text_verdict.is_none() && outcome.halt.is_none() && outcome.verdicts.is_empty();
@@ -254,7 +401,16 @@ impl Session {
     /// buffer as in `onResponse`; leaves its decision there (see above).
     #[wasm_bindgen(js_name = onCall)]
     pub fn on_call(&mut self, text_len: usize, strings_len: usize, strings_count: usize) -> Result<f64> {
-        let call = call_from(lowered_from_io(text_len, strings_len, strings_count)?)?;
+        let keys_by_arguments = |tool: &JsString| self.inner.keys_by_arguments(tool);
+        let fast = read_io(text_len, strings_len, strings_count, |text, strings| {
+            let mut read = FastRead::new(text, strings);
+            let call = read.call(&keys_by_arguments)?;
+            read.end().map(|()| call)
+        });
+        let call = match fast {
+            Some(call) => call,
+            None => call_from(lowered_from_io(text_len, strings_len, strings_count)?)?,
+        };
         let decision = self.inner.on_call(call);
         let round = self.inner.round();
         self.answer_in_io(true, round, std::slice::from_ref(&decision), || decision.to_json())
@@ -422,5 +578,108 @@ impl Session {
     #[wasm_bindgen(js_name = getState)]
     pub fn get_state(&self) -> String {
         self.inner.state_json()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use doom_loop::fingerprint::{fingerprint_lowered_tool_call, fingerprint_lowered_tool_call_with_strings};
+
+    fn no_loop_keys(_: &JsString) -> bool {
+        true
+    }
+
+    fn read(text: &str, strings: &[&[u8]]) -> Option<Response> {
+        FastRead::new(text, strings).response(&no_loop_keys)
+    }
+
+    fn key(call: &Call) -> &str {
+        match &call.key {
+            CallKey::Fingerprint(fingerprint) => fingerprint.as_str().unwrap_or(""),
+            _ => "",
+        }
+    }
+
+    #[test]
+    fn reads_the_shims_response_and_fingerprints_each_call_from_its_text() {
+        // As js/session.js writes it: the arguments last, raw strings in
+        // document order (the response's text first).
+        let text = concat!(
+            r#"{"text":raw,"calls":[{"id":"a\ud800","toolName":"edit","malformed":false,"args":{"path":"b","content":raw}},"#,
+            r#"{"id":"b","toolName":"t\ud800","malformed":false,"args":[1,hole,undefined,1.50]}]}"#
+        );
+        let strings: &[&[u8]] = &[b"said", b"x = \"1\"\n"];
+        let response = read(text, strings).expect("the shim's shape reads fast");
+        assert_eq!(response.text, Some(JsString::from("said")));
+        assert_eq!(response.calls.len(), 2);
+        let edit = &response.calls[0];
+        assert_eq!(
+            edit.id,
+            doom_loop::json::parse_lowered(r#""a\ud800""#)
+                .unwrap()
+                .as_js_string()
+                .unwrap()
+                .clone()
+        );
+        let expected = fingerprint_lowered_tool_call_with_strings(
+            &JsString::from("edit"),
+            r#"{"path":"b","content":raw}"#,
+            &strings[1..],
+        )
+        .unwrap();
+        assert_eq!(key(edit), expected);
+        let lone = doom_loop::json::parse_lowered(r#""t\ud800""#)
+            .unwrap()
+            .as_js_string()
+            .unwrap()
+            .clone();
+        assert_eq!(response.calls[1].tool_name, lone);
+        assert_eq!(
+            key(&response.calls[1]),
+            fingerprint_lowered_tool_call(&lone, "[1,hole,undefined,1.5]").unwrap()
+        );
+        assert!(read(r#"{"text":null,"calls":[]}"#, &[]).is_some_and(|r| r.text.is_none() && r.calls.is_empty()));
+    }
+
+    #[test]
+    fn declines_whatever_the_tree_must_decide() {
+        let call = |rest: &str| format!(r#"{{"text":"","calls":[{{"id":"1","toolName":"t","malformed":{rest}}}]}}"#);
+        for text in [
+            call(r#"true,"args":"{oops""#),
+            call(r#"false,"key":"exempt","args":{}"#),
+            call(r#"false,"key":{"material":1},"args":{}"#),
+            call(r#"false,"args":{"n":bigint}"#),
+            call(r#"false,"args":[circular]"#),
+            call(r#"false,"args":{},"extra":1"#),
+            // The old order (arguments before the flags).
+            r#"{"text":"","calls":[{"id":"1","toolName":"t","args":{},"malformed":false}]}"#.to_string(),
+            r#"{"text":"","calls":[]} "#.to_string(),
+            r#"{"calls":[],"text":""}"#.to_string(),
+        ] {
+            assert!(read(&text, &[]).is_none(), "{text}");
+        }
+        // A raw string left unused, or one too few.
+        let plain = call(r#"false,"args":{}"#);
+        assert!(read(&plain, &[]).is_some());
+        assert!(read(&plain, &[b"spare"]).is_none());
+        assert!(read(&call(r#"false,"args":[raw]"#), &[]).is_none());
+        // Not UTF-8: no JS string encodes to it.
+        assert!(read(&call(r#"false,"args":[raw]"#), &[&[0xFF]]).is_none());
+        // A tool with a data-form loop key needs its arguments as a tree.
+        let keyed = |tool: &JsString| tool.as_str() != Some("t");
+        assert!(FastRead::new(&plain, &[]).response(&keyed).is_none());
+    }
+
+    #[test]
+    fn one_call_alone_reads_as_in_a_response() {
+        let text = r#"{"id":"x","toolName":"t","malformed":false,"args":{"b":1,"a":2}}"#;
+        let mut read = FastRead::new(text, &[]);
+        let call = read.call(&no_loop_keys).expect("a call reads fast");
+        assert!(read.end().is_some());
+        assert_eq!(
+            key(&call),
+            fingerprint_lowered_tool_call(&JsString::from("t"), r#"{"a":2,"b":1}"#).unwrap()
+        );
     }
 }
