@@ -92,3 +92,62 @@ test('state survives JSON and the monitor continues identically', () => {
     { numRuns: 300 },
   );
 });
+
+// The session reads a response tree-free (each call's arguments
+// fingerprinted from their text as the binding reads them) unless a call
+// needs the tree: one malformed call sends the whole response down the
+// tree path. So the oracle is the same run with a malformed call of a tool
+// of its own added to every response (its arguments never repeat, so it
+// never loops): on random runs the two must agree on every outcome of the
+// other calls and on their state. Arguments repeat across rounds (a loop
+// to catch), some carry long strings (which cross raw) and JS-only values.
+const TOOLS = ['read', 'bash', '__proto__', 'bad\ud800name'];
+const longText = fc.string({ minLength: 512, maxLength: 700 });
+const argument = fc.oneof(
+  { weight: 5, arbitrary: fc.jsonValue({ maxDepth: 4 }) },
+  { weight: 1, arbitrary: fc.record({ path: fc.string(), content: longText }) },
+  { weight: 1, arbitrary: fc.array(fc.oneof(fc.constant(undefined), fc.constant(-0), fc.double(), fc.string()), { maxLength: 4 }) },
+);
+const planned = fc.record({
+  pool: fc.array(fc.record({ tool: fc.constantFrom(...TOOLS), args: argument }), { minLength: 1, maxLength: 5 }),
+  rounds: fc.array(
+    fc.record({ picks: fc.array(fc.nat(4), { minLength: 1, maxLength: 4 }), text: fc.option(fc.string(), { nil: undefined }) }),
+    { minLength: 1, maxLength: 8 },
+  ),
+});
+
+/** The state without the oracle's own tool. */
+function withoutOracle(state) {
+  const copy = structuredClone(state);
+  delete copy.tools?.['zz-oracle'];
+  if (copy.session?.inflight) {
+    copy.session.inflight = copy.session.inflight.filter((call) => call.toolName !== 'zz-oracle');
+    // An empty list is not written at all.
+    if (copy.session.inflight.length === 0) delete copy.session.inflight;
+  }
+  return copy;
+}
+
+test('a session reading responses tree-free decides exactly as the tree decides', () => {
+  fc.assert(
+    fc.property(planned, ({ pool, rounds }) => {
+      const fast = new api.DoomLoopSession({});
+      const tree = new api.DoomLoopSession({});
+      rounds.forEach(({ picks, text }, round) => {
+        const calls = () =>
+          picks.map((pick, k) => {
+            const { tool, args } = pool[pick % pool.length];
+            return { id: `${round}-${k}\udc00`, toolName: tool, args: structuredClone(args) };
+          });
+        const a = fast.onResponse({ text, calls: calls() });
+        const b = tree.onResponse({ text, calls: [...calls(), { id: `${round}-oracle`, toolName: 'zz-oracle', args: `{not json ${round}` }] });
+        assert.equal(b.decisions.at(-1).malformed, true);
+        assert.deepEqual(a, { ...b, decisions: b.decisions.slice(0, -1) }, `round ${round + 1}`);
+      });
+      assert.deepEqual(fast.getState(), withoutOracle(tree.getState()));
+      fast.free();
+      tree.free();
+    }),
+    { numRuns: 300 },
+  );
+});
