@@ -344,12 +344,38 @@ impl BeyondState {
 
     /// The persisted form, `None` when there is nothing to persist.
     pub(crate) fn to_value(&self) -> Option<Value> {
+        self.to_value_of(&|_| true, &|_| true)
+    }
+
+    /// What [`BeyondState::from_value`] of the persisted form would build,
+    /// for the tools of `tools` only (and the run's totals): what a round of
+    /// calls of those tools reads, each detector's evidence being per tool.
+    /// The one exception: a tool new to the novelty evidence evicts its
+    /// least recently active tool once [`crate::novelty::MAX_TOOLS`] are
+    /// tracked — possibly one of these calls' own — so then that evidence
+    /// is kept whole.
+    pub(crate) fn scratch_for(&self, tools: &[&JsString]) -> BeyondState {
+        let named: std::collections::HashSet<&JsString> = tools.iter().copied().collect();
+        let keep = |tool: &JsString| named.contains(tool);
+        let evicts = self.novelty.is_full() && tools.iter().any(|tool| !self.novelty.tracks(tool));
+        let value = if evicts {
+            self.to_value_of(&keep, &|_| true)
+        } else {
+            self.to_value_of(&keep, &keep)
+        };
+        BeyondState::from_value(value.as_ref())
+    }
+
+    /// The persisted form of the evidence of the tools `keep` names (the
+    /// novelty evidence: `keep_novelty`), and the run's totals.
+    fn to_value_of(&self, keep: &dyn Fn(&JsString) -> bool, keep_novelty: &dyn Fn(&JsString) -> bool) -> Option<Value> {
         let mut out = Object::new();
         let strings = |v: &[JsString]| Value::Array(v.iter().cloned().map(Value::String).collect());
         if !self.cycles.is_empty() {
             let cycles = self
                 .cycles
                 .iter()
+                .filter(|(k, _)| keep(k))
                 .map(|(k, e)| {
                     let runs = Value::Array(e.runs.iter().map(|r| Value::Number(*r)).collect());
                     let entry = Object::from_entries(vec![
@@ -365,6 +391,7 @@ impl BeyondState {
             let ledger = self
                 .ledger
                 .iter()
+                .filter(|(k, _)| keep(k))
                 .map(|(k, e)| {
                     let entry = Object::from_entries(vec![
                         (JsString::from("outcome"), Value::String(e.outcome.clone())),
@@ -381,6 +408,7 @@ impl BeyondState {
             let failures = self
                 .failures
                 .iter()
+                .filter(|(k, _)| keep(k))
                 .map(|(k, e)| (k.clone(), Value::Number(e.streak)))
                 .collect();
             out.insert(
@@ -392,6 +420,7 @@ impl BeyondState {
             let rounds: Vec<(JsString, Value)> = self
                 .failures
                 .iter()
+                .filter(|(k, _)| keep(k))
                 .filter_map(|(k, e)| e.round.filter(|r| r.is_finite()).map(|r| (k.clone(), Value::Number(r))))
                 .collect();
             if !rounds.is_empty() {
@@ -408,10 +437,10 @@ impl BeyondState {
                 Value::Number(self.spent_while_looping),
             );
         }
-        if let Some(outcomes) = self.outcomes.to_value() {
+        if let Some(outcomes) = self.outcomes.to_value_of(keep) {
             out.insert(JsString::from("outcomes"), outcomes);
         }
-        if let Some(novelty) = self.novelty.to_value() {
+        if let Some(novelty) = self.novelty.to_value_of(keep_novelty) {
             out.insert(JsString::from("novelty"), novelty);
         }
         if self.chanting > 0.0 {

@@ -239,8 +239,19 @@ impl NoveltyState {
         new
     }
 
-    /// The persisted form, `None` when empty.
-    pub(crate) fn to_value(&self) -> Option<Value> {
+    /// Whether the evidence tracks as many tools as it keeps.
+    pub(crate) fn is_full(&self) -> bool {
+        self.tools.len() >= MAX_TOOLS
+    }
+
+    /// Whether `tool` has evidence.
+    pub(crate) fn tracks(&self, tool: &JsString) -> bool {
+        self.tools.iter().any(|(name, _)| name == tool)
+    }
+
+    /// The persisted form of the evidence of the tools `keep` names (and
+    /// the run's novelty counter), `None` when empty.
+    pub(crate) fn to_value_of(&self, keep: &dyn Fn(&JsString) -> bool) -> Option<Value> {
         if self.tools.is_empty() && self.epoch == 0.0 {
             return None;
         }
@@ -248,6 +259,7 @@ impl NoveltyState {
         let tools = self
             .tools
             .iter()
+            .filter(|(name, _)| keep(name))
             .map(|(name, tool)| {
                 let entries = tool
                     .entries
@@ -419,6 +431,6 @@ mod tests {
         assert_eq!(tool.entries.len(), 1);
         let e = &tool.entries[0];
         assert_eq!((e.epoch, e.base, e.last, e.results.len()), (5.0, 2.0, 2.0, 2));
-        assert_eq!(NoveltyState::from_value(Some(&n.to_value().unwrap())), n);
+        assert_eq!(NoveltyState::from_value(Some(&n.to_value_of(&|_| true).unwrap())), n);
     }
 }

@@ -240,14 +240,16 @@ impl OutcomeState {
         new
     }
 
-    /// The persisted form, `None` when empty.
-    pub(crate) fn to_value(&self) -> Option<Value> {
+    /// The persisted form of the evidence of the tools `keep` names, `None`
+    /// when there is none.
+    pub(crate) fn to_value_of(&self, keep: &dyn Fn(&JsString) -> bool) -> Option<Value> {
         if self.tools.is_empty() {
             return None;
         }
         let tools = self
             .tools
             .iter()
+            .filter(|(tool, _)| keep(tool))
             .map(|(tool, entries)| {
                 let entries = entries
                     .iter()
@@ -420,8 +422,8 @@ mod tests {
         s.record(&t, &f, JsString::from("A"), 1.0, 2);
         s.streak(&t, &f, 2.0, 2.0);
         s.record(&t, &f, JsString::from("B"), 2.0, 2);
-        let value = s.to_value().unwrap();
+        let value = s.to_value_of(&|_| true).unwrap();
         assert_eq!(OutcomeState::from_value(Some(&value)), s);
-        assert_eq!(OutcomeState::default().to_value(), None);
+        assert_eq!(OutcomeState::default().to_value_of(&|_| true), None);
     }
 }

@@ -378,6 +378,14 @@ impl DoomLoopMonitor {
         warnings
     }
 
+    /// Drops the declaration of the current round (the session engine's
+    /// `resume`: its rounds start over, so a declaration made before would
+    /// apply to a later round that reuses its number). The reference's
+    /// `restore` keeps it, and so does [`DoomLoopMonitor::restore`].
+    pub(crate) fn forget_declared_round(&mut self) {
+        self.declared_round = None;
+    }
+
     /// True when the escalate rung can still fire.
     pub fn can_escalate(&self) -> bool {
         self.config

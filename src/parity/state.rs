@@ -82,6 +82,38 @@ impl DoomLoopMonitor {
     }
 }
 
+impl DoomLoopMonitor {
+    /// A scratch monitor that scores a next round of calls of `tools` as
+    /// this one would, in time that does not grow with the rest of its
+    /// tools (the session's `would_halt` asks it before every previewed
+    /// round): the entries of `tools` only — and of the opt-in detectors'
+    /// evidence, theirs — each as `restore(&get_state())` would build it.
+    /// Replaces a full `get_state` → `restore`, whose cost grew with the
+    /// run (docs/performance.md).
+    #[inline(never)]
+    pub(crate) fn scratch_for(&self, tools: &[&JsString]) -> DoomLoopMonitor {
+        let mut scratch = DoomLoopMonitor::new(self.config.clone());
+        // Each tool once, looked up (a wide round stays linear); the
+        // scratch's order of entries scores nothing.
+        for &name in tools {
+            let Some(entry) = self.tools.get(name).filter(|_| !scratch.tools.contains_key(name)) else {
+                continue;
+            };
+            // Through its persisted form, as the full snapshot takes it
+            // (clamps, re-sorted sets, reconstructed counts).
+            if let Some(restored) = restore_entry(&entry_state(entry)) {
+                scratch.tools.insert(name.clone(), restored);
+            }
+        }
+        scratch.text = self.text.clone();
+        scratch.escalations_used = self.escalations_used;
+        if !self.config.beyond.is_off() {
+            scratch.beyond = self.beyond.scratch_for(tools);
+        }
+        scratch
+    }
+}
+
 fn streak_value(fingerprint: &JsString, streak: f64) -> Value {
     Value::Object(Object::from_entries(vec![
         (JsString::from("fingerprint"), Value::String(fingerprint.clone())),
@@ -89,6 +121,8 @@ fn streak_value(fingerprint: &JsString, streak: f64) -> Value {
     ]))
 }
 
+// Out of line: the full and the partial snapshot share one copy (module size).
+#[inline(never)]
 fn entry_state(entry: &StreakEntry) -> Value {
     let Value::Object(mut object) = streak_value(&entry.fingerprint, entry.streak) else {
         unreachable!("streak_value builds an object")
@@ -142,6 +176,7 @@ fn valid_streak(value: &Value) -> Option<(&JsString, f64)> {
     Some((fingerprint, streak))
 }
 
+#[inline(never)]
 fn restore_entry(value: &Value) -> Option<StreakEntry> {
     let (fingerprint, raw_streak) = valid_streak(value)?;
     let object = value.as_object()?;

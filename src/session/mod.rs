@@ -470,6 +470,10 @@ impl Session {
         for warning in self.monitor.restore(state) {
             self.warn(warning);
         }
+        // The rounds start over: a declaration from before would score a
+        // later round of the same number (found by the `session` fuzz
+        // target; regression test in tests/session.rs).
+        self.monitor.forget_declared_round();
         self.round = 0;
         self.round_state = RoundState::Closed;
         self.round_decisions.clear();
@@ -757,11 +761,12 @@ impl Session {
         if self.stop.is_some() || calls.is_empty() {
             return self.stop.is_some();
         }
-        // A scratch session over a snapshot of the detector (what the
-        // reference persists): cheaper in code than a deep copy, and the
-        // next round scores the same from either.
+        // A scratch session over a copy of what the calls' round reads:
+        // their tools' entries and the opt-in detectors' state
+        // (`DoomLoopMonitor::scratch_for`), not the whole state.
         let mut scratch = Session::new(self.monitor.config().clone(), self.options.clone());
-        scratch.monitor.restore(&self.monitor.get_state());
+        let tools: Vec<&JsString> = calls.iter().map(|call| &call.tool_name).collect();
+        scratch.monitor = self.monitor.scratch_for(&tools);
         scratch.round = self.round;
         scratch
             .on_response(Response {

@@ -91,3 +91,17 @@ test('a session resumed from getState() at a round boundary goes on as the live 
   assert.ok(resumes > 200, `${resumes} resumes`);
   assert.ok(verdicts > 300, `${verdicts} verdicts`);
 });
+
+test('regression: restore() in place forgets the declaration of a round before it', () => {
+  // Found by the `session` fuzz target (tests/session.rs has the Rust twin):
+  // the rounds start over after an in-place restore, and a lone call that
+  // opened a round of the same number as an earlier response's was scored
+  // against that response's declared calls.
+  const call = (id, args) => ({ id, toolName: 't', args });
+  const live = new DoomLoopSession({});
+  live.onResponse({ calls: [call('a', 'x'), call('b', [1, 2])] });
+  live.restore({ tools: {} });
+  const fresh = new DoomLoopSession({ state: { tools: {} } });
+  assert.deepEqual(live.onCall(call('c', 'x')), fresh.onCall(call('c', 'x')));
+  assert.deepEqual(live.getState(), fresh.getState());
+});
