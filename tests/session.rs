@@ -740,34 +740,40 @@ fn would_halt_predicts_exactly_what_the_next_round_does() {
 
 #[test]
 fn regression_would_halt_sees_the_novelty_evidence_evict_a_calls_own_tool() {
-    // 64 tools tracked, the looping tool the least recently active: a new
-    // tool earlier in the next round evicts its novelty evidence, and the
-    // live round scores it afresh. A preview over the calls' tools alone
-    // would keep that evidence and predict another halt than the round's.
-    let mut session = Session::new(
-        config(r#"{"novelty":true,"ladder":{"observe":2,"block":3,"stop":4}}"#),
-        SessionOptions::default(),
-    );
-    let looping = |id: &str| Call::new(id, "t0", args(r#"{"same":true}"#));
-    // Its output moves at every call: the novelty-aware streak keeps
-    // restarting.
-    for (round, output) in ["\"a\"", "\"b\"", "\"c\"", "\"d\""].iter().enumerate() {
-        let decision = respond(&mut session, vec![looping(&format!("l{round}"))])
-            .decisions
-            .remove(0);
-        assert!(decision.verdict.is_none_or(|v| v.action != Action::Stop));
-        session.on_result(&decision.id, Some(&args(output)), false);
+    // 64 tools tracked at most, the looping tool the least recently active:
+    // the round's new tools evict its novelty evidence — one new tool when
+    // 64 are tracked, two when 63 are — and the live round scores it
+    // afresh. A preview over the calls' tools alone would keep that
+    // evidence and predict no halt where the round halts.
+    for (others, new_tools) in [(63, 1), (62, 2)] {
+        let mut session = Session::new(
+            config(r#"{"novelty":true,"ladder":{"observe":2,"block":3,"stop":4}}"#),
+            SessionOptions::default(),
+        );
+        let looping = |id: &str| Call::new(id, "t0", args(r#"{"same":true}"#));
+        // Its output moves at every call: the novelty-aware streak keeps
+        // restarting.
+        for (round, output) in ["\"a\"", "\"b\"", "\"c\"", "\"d\""].iter().enumerate() {
+            let decision = respond(&mut session, vec![looping(&format!("l{round}"))])
+                .decisions
+                .remove(0);
+            assert!(decision.verdict.is_none_or(|v| v.action != Action::Stop));
+            session.on_result(&decision.id, Some(&args(output)), false);
+        }
+        let wide: Vec<Call> = (1..=others)
+            .map(|k| Call::new(format!("o{k}"), format!("o{k}"), args("{}")))
+            .collect();
+        respond(&mut session, wide);
+        let mut next: Vec<Call> = (0..new_tools)
+            .map(|k| Call::new(format!("z{k}"), format!("zz-new{k}"), args("{}")))
+            .collect();
+        next.push(looping("l4"));
+        let predicted = session.would_halt(&next);
+        let outcome = respond(&mut session, next);
+        // Evicted, its evidence restarts: the whole streak counts, and stops.
+        assert!(outcome.halt.is_some(), "{others} others, {new_tools} new");
+        assert!(predicted, "{others} others, {new_tools} new");
     }
-    let others: Vec<Call> = (1..64)
-        .map(|k| Call::new(format!("o{k}"), format!("o{k}"), args("{}")))
-        .collect();
-    respond(&mut session, others);
-    let next = vec![Call::new("z", "zz-new", args("{}")), looping("l4")];
-    let predicted = session.would_halt(&next);
-    let outcome = respond(&mut session, next);
-    // Evicted, its evidence restarts: the whole streak counts, and stops.
-    assert!(outcome.halt.is_some());
-    assert!(predicted);
 }
 
 #[test]

@@ -352,12 +352,17 @@ impl BeyondState {
     /// calls of those tools reads, each detector's evidence being per tool.
     /// The one exception: a tool new to the novelty evidence evicts its
     /// least recently active tool once [`crate::novelty::MAX_TOOLS`] are
-    /// tracked — possibly one of these calls' own — so then that evidence
-    /// is kept whole.
+    /// tracked — possibly one of these calls' own — so when the round's new
+    /// tools would evict any, that evidence is kept whole.
     pub(crate) fn scratch_for(&self, tools: &[&JsString]) -> BeyondState {
         let named: std::collections::HashSet<&JsString> = tools.iter().copied().collect();
         let keep = |tool: &JsString| named.contains(tool);
-        let evicts = self.novelty.is_full() && tools.iter().any(|tool| !self.novelty.tracks(tool));
+        let untracked: std::collections::HashSet<&JsString> = tools
+            .iter()
+            .copied()
+            .filter(|tool| !self.novelty.tracks(tool))
+            .collect();
+        let evicts = self.novelty.evicts_with(untracked.len());
         let value = if evicts {
             self.to_value_of(&keep, &|_| true)
         } else {

@@ -239,9 +239,10 @@ impl NoveltyState {
         new
     }
 
-    /// Whether the evidence tracks as many tools as it keeps.
-    pub(crate) fn is_full(&self) -> bool {
-        self.tools.len() >= MAX_TOOLS
+    /// Whether `new_tools` tools not tracked yet would evict a tracked one
+    /// (each past [`MAX_TOOLS`] evicts the least recently active).
+    pub(crate) fn evicts_with(&self, new_tools: usize) -> bool {
+        self.tools.len() + new_tools > MAX_TOOLS
     }
 
     /// Whether `tool` has evidence.
