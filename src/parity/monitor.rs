@@ -369,7 +369,12 @@ impl DoomLoopMonitor {
         let fingerprints = sets
             .into_iter()
             .map(|(tool, set)| {
-                let mut set = sorted(&set, &JsString::cmp_utf16);
+                // Most tools make one call a round: nothing to sort.
+                let mut set = if set.len() > 1 {
+                    sorted(&set, &JsString::cmp_utf16)
+                } else {
+                    set
+                };
                 set.dedup();
                 (tool, Arc::from(set))
             })
@@ -477,6 +482,7 @@ impl DoomLoopMonitor {
         options: &RecordOptions,
     ) -> CallRecord {
         let slot = self.tools.get_index_of(tool_name);
+        // Taken apart, not copied: `store_entry` replaces it below.
         let previous = slot.map(|i| &mut self.tools[i]);
         let is_same_round = previous.as_ref().is_some_and(|p| p.round.is_some_and(|r| r == round));
 
@@ -502,7 +508,7 @@ impl DoomLoopMonitor {
                 std::mem::take(&mut p.prior_call_streaks),
                 std::mem::take(&mut p.seen_this_round),
                 p.call_streaks.take().unwrap_or_default(),
-                p.fingerprint.clone(),
+                std::mem::take(&mut p.fingerprint),
                 p.prior_match.take(),
             ),
             Some(p) => (
@@ -511,16 +517,17 @@ impl DoomLoopMonitor {
                 p.call_streaks.take().unwrap_or_default(),
                 IndexSet::new(),
                 CallStreaks::default(),
-                p.fingerprint.clone(),
+                std::mem::take(&mut p.fingerprint),
                 None,
             ),
+            // Never read without a previous entry (`slot` is `None`).
             None => (
                 None,
                 0.0,
                 CallStreaks::default(),
                 IndexSet::new(),
                 CallStreaks::default(),
-                fingerprint.clone(),
+                JsString::new(),
                 None,
             ),
         };

@@ -293,11 +293,12 @@ enum Identity {
 }
 
 impl Identity {
-    /// The fingerprint of the identity's key material (`None`: skipped).
-    fn fingerprint(&self, call: &Call) -> Option<Result<JsString>> {
+    /// The fingerprint of the identity's key material (`None`: skipped);
+    /// one the host took is moved out, not copied.
+    fn fingerprint(&mut self, call: &Call) -> Option<Result<JsString>> {
         match self {
             Identity::Skip => None,
-            Identity::Fingerprinted(fingerprint) => Some(Ok(fingerprint.clone())),
+            Identity::Fingerprinted(fingerprint) => Some(Ok(std::mem::take(fingerprint))),
             Identity::Key { material, .. } => Some(
                 fingerprint_tool_call(&call.tool_name, material.as_ref().unwrap_or(&call.args)).map(JsString::from),
             ),
@@ -328,8 +329,12 @@ pub struct Session {
     options: SessionOptions,
     round: u64,
     round_state: RoundState,
-    /// `name \n fingerprint` → the first decision of the current round.
+    /// `name \n fingerprint` → what the current round decided for its
+    /// first call (an in-round duplicate reuses it: [`first_decision`]).
     round_decisions: IndexMap<JsString, Decision>,
+    /// The options every call is recorded with (built once: the default
+    /// detector label is a string).
+    record_options: RecordOptions,
     /// The current round's decisions by call id.
     decisions: IndexMap<JsString, Decision>,
     inflight: IndexMap<JsString, Inflight>,
@@ -361,6 +366,24 @@ fn refusal_text(verdict: &Verdict, tool_name: &JsString) -> JsString {
     text.push_js(tool_name);
     text.push_str("\" call keeps repeating and was refused. Try something different.");
     text
+}
+
+/// What a round keeps of the decision for the first call of a
+/// fingerprint: what an in-round duplicate of it reuses — not its id, name
+/// or fingerprint, which would be copied for every call of every round.
+fn first_decision(decision: &Decision) -> Decision {
+    Decision {
+        id: JsString::new(),
+        tool_name: JsString::new(),
+        action: decision.action,
+        verdict: decision.verdict.clone(),
+        message: decision.message.clone(),
+        fingerprint: None,
+        streak: decision.streak,
+        duplicate_in_round: false,
+        exempt: false,
+        malformed: false,
+    }
 }
 
 fn decision_key(tool_name: &JsString, fingerprint: &JsString) -> JsString {
@@ -427,6 +450,7 @@ impl Session {
             round: 0,
             round_state: RoundState::Closed,
             round_decisions: IndexMap::new(),
+            record_options: RecordOptions::default(),
             decisions: IndexMap::new(),
             inflight: IndexMap::new(),
             stop: None,
@@ -550,7 +574,7 @@ impl Session {
     // Kept out of line: the wasm build is -O3, and inlined copies of
     // the engine's steps in every entry point would weigh on the module.
     #[inline(never)]
-    pub fn on_response(&mut self, response: Response) -> RoundOutcome {
+    pub fn on_response(&mut self, mut response: Response) -> RoundOutcome {
         let first = self.verdicts.len();
         let text_verdict = response.text.as_ref().and_then(|text| self.on_text(text));
         let mut outcome = RoundOutcome {
@@ -568,13 +592,13 @@ impl Session {
         } else {
             self.open_round();
             outcome.round = self.round;
-            let identities: Vec<Identity> = response.calls.iter().map(|call| self.identity(call)).collect();
+            let mut identities: Vec<Identity> = response.calls.iter_mut().map(|call| self.identity(call)).collect();
             // Each call's fingerprint is taken once, for the round's
             // declaration and its record alike.
             let fingerprints: Vec<Option<Result<JsString>>> = response
                 .calls
                 .iter()
-                .zip(&identities)
+                .zip(&mut identities)
                 .map(|(call, identity)| identity.fingerprint(call))
                 .collect();
             let declared: Vec<_> = response
@@ -614,7 +638,8 @@ impl Session {
             RoundState::Closed => self.open_round(),
             RoundState::Open => {}
         }
-        let identity = self.identity(&call);
+        let mut call = call;
+        let mut identity = self.identity(&mut call);
         let fingerprint = identity.fingerprint(&call);
         self.evaluate(call, identity, fingerprint)
     }
@@ -670,19 +695,19 @@ impl Session {
         if record.duplicate_in_round {
             return self.round_decisions.get(&key).and_then(|d| d.verdict.clone());
         }
-        let decision = Decision {
+        let first = Decision {
             id: JsString::new(),
-            tool_name: tool_name.clone(),
+            tool_name: JsString::new(),
             action: CallAction::Run,
             verdict: record.verdict.clone(),
             message: None,
-            fingerprint: Some(record.fingerprint.clone()),
+            fingerprint: None,
             streak: record.streak,
             duplicate_in_round: false,
             exempt: false,
             malformed: false,
         };
-        self.round_decisions.insert(key, decision);
+        self.round_decisions.insert(key, first);
         let verdict = record.verdict?;
         self.apply(&verdict);
         Some(verdict)
@@ -893,7 +918,7 @@ impl Session {
 
     /// Resolves one call's identity once.
     #[inline(never)]
-    fn identity(&mut self, call: &Call) -> Identity {
+    fn identity(&mut self, call: &mut Call) -> Identity {
         const ARGS: Identity = Identity::Key {
             material: None,
             fallback: false,
@@ -908,11 +933,12 @@ impl Session {
                 fallback,
             }
         };
-        match &call.key {
+        match &mut call.key {
             CallKey::Exempt => Identity::Skip,
             CallKey::Material(material) => with_fallback(material.clone()),
+            // Moved out: the key is not read again.
             CallKey::Fingerprint(fingerprint) if is_fingerprint(fingerprint) => {
-                Identity::Fingerprinted(fingerprint.clone())
+                Identity::Fingerprinted(std::mem::take(fingerprint))
             }
             CallKey::Fingerprint(_) => {
                 self.warn(format!(
@@ -969,11 +995,13 @@ impl Session {
             self.decisions.insert(decision.id.clone(), decision.clone());
             return decision;
         };
-        let options = RecordOptions::default();
         let round = self.round as f64;
         let name = decision.tool_name.clone();
         let record = match fingerprint {
-            Ok(fingerprint) => Some(self.monitor.record_fingerprint(&name, fingerprint, round, &options)),
+            Ok(fingerprint) => Some(
+                self.monitor
+                    .record_fingerprint(&name, fingerprint, round, &self.record_options),
+            ),
             Err(error) => match fallback {
                 false => {
                     self.warn(format!(
@@ -985,7 +1013,10 @@ impl Session {
                     self.warn(format!(
                         "[DoomLoop] the loop key of a \"{name}\" call cannot be fingerprinted; using its full arguments: {error}"
                     ));
-                    match self.monitor.record_tool_call(&name, &call.args, round, &options) {
+                    match self
+                        .monitor
+                        .record_tool_call(&name, &call.args, round, &self.record_options)
+                    {
                         Ok(record) => Some(record),
                         Err(error) => {
                             self.warn(format!(
@@ -1018,10 +1049,10 @@ impl Session {
                 decision.message = Some(refusal_text(&verdict, &name));
             }
             decision.verdict = Some(verdict.clone());
-            self.round_decisions.insert(key, decision.clone());
+            self.round_decisions.insert(key, first_decision(&decision));
             self.apply(&verdict);
         } else {
-            self.round_decisions.insert(key, decision.clone());
+            self.round_decisions.insert(key, first_decision(&decision));
         }
         if decision.action == CallAction::Run {
             self.inflight.insert(
