@@ -357,12 +357,8 @@ impl BeyondState {
     pub(crate) fn scratch_for(&self, tools: &[&JsString]) -> BeyondState {
         let named: std::collections::HashSet<&JsString> = tools.iter().copied().collect();
         let keep = |tool: &JsString| named.contains(tool);
-        let untracked: std::collections::HashSet<&JsString> = tools
-            .iter()
-            .copied()
-            .filter(|tool| !self.novelty.tracks(tool))
-            .collect();
-        let evicts = self.novelty.evicts_with(untracked.len());
+        let untracked = named.iter().filter(|tool| !self.novelty.tracks(tool)).count();
+        let evicts = self.novelty.evicts_with(untracked);
         let value = if evicts {
             self.to_value_of(&keep, &|_| true)
         } else {

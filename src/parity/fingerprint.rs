@@ -108,8 +108,8 @@ pub fn fingerprint_lowered_tool_call_with_strings<S: AsRef<[u8]>>(
     // Room for the quotes and an escape every eighth byte (source code has
     // one every ~17): growing a megabyte buffer midway costs a quarter of
     // the escaping.
-    let room = key_material.len() + strings.iter().map(|s| s.len() + s.len() / 8 + 2).sum::<usize>();
-    let mut text = call_prefix(tool_name, room).into_bytes();
+    // Each raw string reserves its own room as it is escaped (`Direct`).
+    let mut text = call_prefix(tool_name, key_material.len()).into_bytes();
     canonicalize_lowered_with_strings_into(key_material, &strings, &mut text)?;
     Ok(sha256_hex(&text))
 }

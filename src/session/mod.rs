@@ -371,15 +371,15 @@ fn refusal_text(verdict: &Verdict, tool_name: &JsString) -> JsString {
 /// What a round keeps of the decision for the first call of a
 /// fingerprint: what an in-round duplicate of it reuses — not its id, name
 /// or fingerprint, which would be copied for every call of every round.
-fn first_decision(decision: &Decision) -> Decision {
+fn first_decision(action: CallAction, verdict: Option<Verdict>, message: Option<JsString>, streak: f64) -> Decision {
     Decision {
         id: JsString::new(),
         tool_name: JsString::new(),
-        action: decision.action,
-        verdict: decision.verdict.clone(),
-        message: decision.message.clone(),
+        action,
+        verdict,
+        message,
         fingerprint: None,
-        streak: decision.streak,
+        streak,
         duplicate_in_round: false,
         exempt: false,
         malformed: false,
@@ -628,7 +628,7 @@ impl Session {
     /// alone does not refuse it (a call the user approved after the halt
     /// runs: check [`Session::halt`] to stop asking).
     #[inline(never)]
-    pub fn on_call(&mut self, call: Call) -> Decision {
+    pub fn on_call(&mut self, mut call: Call) -> Decision {
         match self.round_state {
             RoundState::Sealed => {
                 let decision = self.sealed_decision(call);
@@ -638,7 +638,6 @@ impl Session {
             RoundState::Closed => self.open_round(),
             RoundState::Open => {}
         }
-        let mut call = call;
         let mut identity = self.identity(&mut call);
         let fingerprint = identity.fingerprint(&call);
         self.evaluate(call, identity, fingerprint)
@@ -695,18 +694,7 @@ impl Session {
         if record.duplicate_in_round {
             return self.round_decisions.get(&key).and_then(|d| d.verdict.clone());
         }
-        let first = Decision {
-            id: JsString::new(),
-            tool_name: JsString::new(),
-            action: CallAction::Run,
-            verdict: record.verdict.clone(),
-            message: None,
-            fingerprint: None,
-            streak: record.streak,
-            duplicate_in_round: false,
-            exempt: false,
-            malformed: false,
-        };
+        let first = first_decision(CallAction::Run, record.verdict.clone(), None, record.streak);
         self.round_decisions.insert(key, first);
         let verdict = record.verdict?;
         self.apply(&verdict);
@@ -1043,16 +1031,22 @@ impl Session {
                 decision.message = first.message.clone();
                 decision.streak = first.streak;
             }
-        } else if let Some(verdict) = record.verdict {
-            if matches!(verdict.action, Action::Block | Action::Stop) {
-                decision.action = CallAction::Refuse;
-                decision.message = Some(refusal_text(&verdict, &name));
-            }
-            decision.verdict = Some(verdict.clone());
-            self.round_decisions.insert(key, first_decision(&decision));
-            self.apply(&verdict);
         } else {
-            self.round_decisions.insert(key, first_decision(&decision));
+            if let Some(verdict) = record.verdict {
+                if matches!(verdict.action, Action::Block | Action::Stop) {
+                    decision.action = CallAction::Refuse;
+                    decision.message = Some(refusal_text(&verdict, &name));
+                }
+                self.apply(&verdict);
+                decision.verdict = Some(verdict);
+            }
+            let first = first_decision(
+                decision.action,
+                decision.verdict.clone(),
+                decision.message.clone(),
+                decision.streak,
+            );
+            self.round_decisions.insert(key, first);
         }
         if decision.action == CallAction::Run {
             self.inflight.insert(

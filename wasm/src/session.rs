@@ -139,9 +139,15 @@ impl<'a> FastRead<'a> {
         }
     }
 
+    /// The text not read yet (`None`, never a panic, if the position is
+    /// not on a character boundary: a trap would end the instance).
+    fn rest(&self) -> Option<&'a str> {
+        self.text.get(self.pos..)
+    }
+
     /// Consumes `token` if the text goes on with it.
     fn eat(&mut self, token: &str) -> bool {
-        let found = self.text[self.pos..].starts_with(token);
+        let found = self.rest().is_some_and(|rest| rest.starts_with(token));
         if found {
             self.pos += token.len();
         }
@@ -153,7 +159,7 @@ impl<'a> FastRead<'a> {
     }
 
     fn string(&mut self) -> Option<JsString> {
-        match parse_lowered_prefix(&self.text[self.pos..]).ok()? {
+        match parse_lowered_prefix(self.rest()?).ok()? {
             (Value::String(s), len) => {
                 self.pos += len;
                 Some(s)
@@ -187,7 +193,7 @@ impl<'a> FastRead<'a> {
         if !keys_by_arguments(&tool_name) {
             return None;
         }
-        let args = fingerprint_lowered_prefix(&tool_name, &self.text[self.pos..], &self.strings[self.used..])?;
+        let args = fingerprint_lowered_prefix(&tool_name, self.rest()?, self.strings.get(self.used..)?)?;
         self.pos += args.len;
         self.used += args.strings;
         self.expect("}")?;
