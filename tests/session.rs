@@ -793,3 +793,98 @@ fn regression_resume_forgets_the_declaration_of_a_round_before_it() {
     assert_eq!(live.on_call(lone.clone()).to_json(), fresh.on_call(lone).to_json());
     assert_eq!(to_json(&live.state()), to_json(&fresh.state()));
 }
+
+// ------------------------------------------------ evidence keys (16 digits)
+
+/// A run that gives the outcome and novelty evidence every kind of entry:
+/// a pager whose pages move, a test run whose failure does not, an
+/// oscillating poll, edits with distinct arguments, and many tools.
+fn evidence_run(session: &mut Session, rounds: std::ops::Range<u32>) -> Vec<String> {
+    let mut log = Vec::new();
+    for round in rounds {
+        let mut calls = vec![
+            Call::new(format!("p{round}"), "read_page", args("{}")),
+            Call::new(
+                format!("t{round}"),
+                "run_tests",
+                args(if round % 4 == 3 {
+                    r#"{"suite":"all"}"#
+                } else {
+                    r#"{"suite":"unit"}"#
+                }),
+            ),
+            Call::new(
+                format!("e{round}"),
+                format!("tool{}", round % 7),
+                args(&format!(r#"{{"line":{round}}}"#)),
+            ),
+        ];
+        if round % 3 == 0 {
+            calls.push(Call::new(format!("q{round}"), "poll", args(r#"{"job":7}"#)));
+        }
+        let ids: Vec<JsString> = calls.iter().map(|c| c.id.clone()).collect();
+        let outcome = session.on_response(Response {
+            text: Some(JsString::from(format!("step {round}"))),
+            calls,
+        });
+        log.push(format!(
+            "{:?}",
+            outcome
+                .decisions
+                .iter()
+                .map(|d| (d.action, d.verdict.as_ref().map(|v| v.action)))
+                .collect::<Vec<_>>()
+        ));
+        for id in ids {
+            let text = match id.to_utf8_lossy().chars().next() {
+                Some('p') => format!("page {round}"),
+                Some('t') if round < 6 => "1 failed: test_parse".to_string(),
+                Some('t') => format!("{} passed", round),
+                Some('q') => {
+                    if round % 2 == 0 {
+                        "queued".to_string()
+                    } else {
+                        "running".to_string()
+                    }
+                }
+                _ => format!("edited line {round}"),
+            };
+            session.on_result(&id, Some(&Value::String(JsString::from(text))), false);
+        }
+    }
+    log
+}
+
+/// The opt-in evidence keeps 16 of a digest's 64 hex digits
+/// (`doom_loop::detectors::EVIDENCE_KEY_DIGITS`). A state persisted before
+/// that — `tests/fixtures/recommended-state-64-digit-evidence.json`, written
+/// by commit 584aae2 after rounds 0..12 of `evidence_run` under
+/// `RECOMMENDED_DOOM_LOOP_OPTION` — resumes as the run it came from: its
+/// state reads back as the new engine's own after the same rounds, and the
+/// rounds after it decide the same.
+#[test]
+fn a_state_with_64_digit_evidence_resumes_as_it_was() {
+    let recommended = || config(doom_loop::RECOMMENDED_DOOM_LOOP_OPTION);
+    let old = parse(include_str!("fixtures/recommended-state-64-digit-evidence.json")).expect("fixture JSON");
+    let digits = |state: &str| state.split('"').map(str::len).filter(|&n| n == 64).count();
+    assert!(digits(&to_json(&old)) > 50, "the fixture holds full digests");
+
+    let mut live = Session::new(recommended(), SessionOptions::default());
+    evidence_run(&mut live, 0..12);
+    let state = live.state_json();
+    // Only the reference's own part keeps whole fingerprints.
+    let beyond = |state: &Value| to_json(state.as_object().and_then(|o| o.get("beyond")).expect("beyond"));
+    let (new, before) = (beyond(&live.state()), beyond(&old));
+    assert_eq!(digits(&new), 0, "{new}");
+    assert!(
+        new.len() * 2 < before.len(),
+        "{} B against {} B",
+        new.len(),
+        before.len()
+    );
+
+    let mut resumed = Session::restore(recommended(), SessionOptions::default(), &old);
+    assert_eq!(resumed.state_json(), state);
+    assert_eq!(evidence_run(&mut resumed, 12..30), evidence_run(&mut live, 12..30));
+    assert_eq!(resumed.state_json(), live.state_json());
+}

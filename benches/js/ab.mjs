@@ -44,8 +44,10 @@ function time(fn, iterations) {
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
+// ONLY=recommended times the last section alone.
+const only = process.env.ONLY;
 console.log(`node ${process.version}; before = ${process.argv[2]}, after = pkg/; medians of ${rounds} alternating rounds`);
-for (const [name, value] of Object.entries(cases)) {
+for (const [name, value] of Object.entries(only ? {} : cases)) {
   const run = (pkg) => () => pkg.fingerprintToolCallSync('edit', value);
   if (run(before)() !== run(after)()) throw new Error(`the two builds disagree on ${name}`);
   const iterations = Math.max(5, Math.floor(2e6 / JSON.stringify(value).length));
@@ -75,7 +77,7 @@ function sessionRunner(pkg, value) {
   };
 }
 console.log('session onResponse, one call with distinct arguments per response:');
-for (const [name, value] of Object.entries(cases)) {
+for (const [name, value] of Object.entries(only ? {} : cases)) {
   if (sessionRunner(before, value)() !== sessionRunner(after, value)()) throw new Error(`the two builds' sessions disagree on ${name}`);
   const iterations = Math.max(5, Math.floor(5e5 / JSON.stringify(value).length));
   const runBefore = sessionRunner(before, value);
@@ -89,4 +91,50 @@ for (const [name, value] of Object.entries(cases)) {
     b.push(time(runAfter, iterations));
   }
   console.log(`${name.padEnd(18)} before ${median(a).toFixed(2).padStart(10)} µs  after ${median(b).toFixed(2).padStart(10)} µs  ${(median(a) / median(b)).toFixed(2)}×`);
+}
+
+// The opt-in evidence (what RECOMMENDED_DOOM_LOOP_OPTION keeps per tool and
+// fingerprint): a run of 3 distinct calls a round over 40 tools, every call
+// answered, grown to `rounds` rounds; then what an adapter does with it each
+// turn — a response with its results, persisting the state, resuming it.
+function recommendedRun(pkg, length) {
+  const session = new pkg.DoomLoopSession({ doomLoop: pkg.RECOMMENDED_DOOM_LOOP_OPTION });
+  let round = 0;
+  const step = () => {
+    const calls = [0, 1, 2].map((i) => ({ id: `c${round}_${i}`, toolName: `tool${(round * 3 + i) % 40}`, args: { q: `query ${round} ${i}`, n: round } }));
+    session.onResponse({ text: `thinking ${round}`, calls });
+    for (const call of calls) session.onResult(call.id, { output: `result ${round} ${call.toolName}` });
+    round++;
+  };
+  for (let r = 0; r < length; r++) step();
+  return { session, step };
+}
+console.log('RECOMMENDED_DOOM_LOOP_OPTION, 40 tools, 3 calls a round, every call answered:');
+for (const length of [50, 400]) {
+  const runs = [before, after].map((pkg) => ({ pkg, ...recommendedRun(pkg, length) }));
+  const [b, a] = runs.map(({ session }) => JSON.stringify(session.getState()).length);
+  console.log(`after ${length} rounds: state ${b} B before, ${a} B after (${(b / a).toFixed(2)}×)`);
+  // A round is timed on runs of its own (it grows them), before the state
+  // is read and resumed (whose garbage would land on it).
+  const ops = {
+    'a round + results': null,
+    getState: (r) => () => r.session.getState(),
+    restore: (r) => {
+      const state = r.session.getState();
+      return () => new r.pkg.DoomLoopSession({ doomLoop: r.pkg.RECOMMENDED_DOOM_LOOP_OPTION, state }).free();
+    },
+  };
+  for (const [name, make] of Object.entries(ops)) {
+    const [fb, fa] = name === 'a round + results' ? [before, after].map((pkg) => recommendedRun(pkg, length).step) : runs.map(make);
+    const iterations = name === 'a round + results' ? 200 : length > 100 ? 20 : 200;
+    time(fb, iterations);
+    time(fa, iterations);
+    const xa = [];
+    const xb = [];
+    for (let r = 0; r < rounds; r++) {
+      xa.push(time(fb, iterations));
+      xb.push(time(fa, iterations));
+    }
+    console.log(`${`${name}, ${length} rounds`.padEnd(26)} before ${median(xa).toFixed(2).padStart(10)} µs  after ${median(xb).toFixed(2).padStart(10)} µs  ${(median(xa) / median(xb)).toFixed(2)}×`);
+  }
 }

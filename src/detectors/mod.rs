@@ -17,3 +17,86 @@ pub mod beyond;
 pub mod novelty;
 pub mod outcome;
 pub mod repetition;
+
+use crate::js_string::JsString;
+
+/// Hex digits an opt-in detector keeps of a SHA-256 fingerprint or result
+/// identity: 64 bits. The evidence is compared within one tool (at most a
+/// few dozen fingerprints and results): two different hashes sharing 64 bits
+/// somewhere in a million results, each compared with at most 64 others, is
+/// a chance of about 2^-38. The persisted evidence is well under half the
+/// size it was with all 64 digits.
+pub const EVIDENCE_KEY_DIGITS: usize = 16;
+
+/// The key under which the opt-in evidence stores a string: the first
+/// [`EVIDENCE_KEY_DIGITS`] digits of a SHA-256 hex digest (a call's
+/// fingerprint, a result's identity, or one read back from a state written
+/// before keys were shortened, so such a state resumes as it was); any other
+/// string whole (a host's own identity, a test's label). Borrowed: a call is
+/// looked up on every record and result, copied only into a new entry.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EvidenceKey<'a> {
+    of: &'a JsString,
+    bytes: &'a [u8],
+}
+
+impl<'a> EvidenceKey<'a> {
+    /// The key of `text`.
+    pub(crate) fn of(text: &'a JsString) -> Self {
+        let whole = text.as_bytes();
+        let bytes = match whole.get(..EVIDENCE_KEY_DIGITS) {
+            Some(prefix) if is_digest(whole) => prefix,
+            _ => whole,
+        };
+        EvidenceKey { of: text, bytes }
+    }
+
+    /// Whether `stored` (a key of the evidence) is this key.
+    pub(crate) fn is(&self, stored: &JsString) -> bool {
+        stored.as_bytes() == self.bytes
+    }
+
+    /// The key as a string of its own.
+    pub(crate) fn to_js_string(self) -> JsString {
+        match std::str::from_utf8(self.bytes) {
+            Ok(digits) if self.bytes.len() < self.of.as_bytes().len() => JsString::from(digits),
+            _ => self.of.clone(),
+        }
+    }
+}
+
+/// [`EvidenceKey::of`] `text`, as a string of its own.
+pub(crate) fn evidence_key(text: &JsString) -> JsString {
+    EvidenceKey::of(text).to_js_string()
+}
+
+/// 64 lowercase hex digits. Every call and result is checked, so without
+/// an early exit: the compiler checks the 64 bytes a vector at a time.
+fn is_digest(bytes: &[u8]) -> bool {
+    bytes.len() == 64
+        && bytes.iter().fold(true, |hex, b| {
+            hex & ((b.wrapping_sub(b'0') < 10) | (b.wrapping_sub(b'a') < 6))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_digest_keeps_its_first_sixteen_digits_and_anything_else_stays_whole() {
+        let digest = JsString::from("8810586fd3b42a153c0770a7813befb4c781dc8bfc36ebb30d01492daf4792bd");
+        assert_eq!(evidence_key(&digest), JsString::from("8810586fd3b42a15"));
+        assert!(EvidenceKey::of(&digest).is(&JsString::from("8810586fd3b42a15")));
+        // Idempotent: a key read back from a new state is itself.
+        assert_eq!(evidence_key(&evidence_key(&digest)), JsString::from("8810586fd3b42a15"));
+        for other in [
+            "f",
+            "8810586FD3B42A153C0770A7813BEFB4C781DC8BFC36EBB30D01492DAF4792BD",
+            "8810586fd3b42a153c0770a7813befb4c781dc8bfc36ebb30d01492daf4792b",
+        ] {
+            assert_eq!(evidence_key(&JsString::from(other)), JsString::from(other));
+            assert!(EvidenceKey::of(&JsString::from(other)).is(&JsString::from(other)));
+        }
+    }
+}

@@ -41,6 +41,7 @@
 //! last two result identities. Bounded plain JSON; restore drops anything
 //! malformed, never fails.
 
+use crate::detectors::{evidence_key, EvidenceKey};
 use crate::js_string::JsString;
 use crate::json::{Object, Value};
 use crate::outcome::mask_digits;
@@ -149,18 +150,19 @@ impl NoveltyState {
     }
 
     /// The novelty streak of a call the reference scored `streak`: its
-    /// streak minus the calls before the run last restarted.
-    pub(crate) fn streak(&mut self, tool: &JsString, fingerprint: &JsString, streak: f64, round: f64) -> f64 {
+    /// streak minus the calls before the run last restarted. `key` is the
+    /// [evidence key](EvidenceKey) of the call's fingerprint.
+    pub(crate) fn streak(&mut self, tool: &JsString, key: EvidenceKey<'_>, streak: f64, round: f64) -> f64 {
         let epoch = self.epoch;
         let entries = &mut self.tool(tool).entries;
-        let entry = match entries.iter().position(|e| e.fingerprint == *fingerprint) {
+        let entry = match entries.iter().position(|e| key.is(&e.fingerprint)) {
             Some(i) => entries.remove(i),
             None => {
                 if entries.len() == MAX_FINGERPRINTS {
                     entries.remove(0);
                 }
                 NoveltyEntry {
-                    fingerprint: fingerprint.clone(),
+                    fingerprint: key.to_js_string(),
                     epoch,
                     ..NoveltyEntry::default()
                 }
@@ -196,11 +198,12 @@ impl NoveltyState {
 
     /// Records the identity of a result of `fingerprint`'s call; returns
     /// whether it was new to its tool (the tool returned something before,
-    /// never this).
-    pub(crate) fn record(&mut self, tool: &JsString, fingerprint: &JsString, identity: JsString, round: f64) -> bool {
+    /// never this). `key` is the [evidence key](EvidenceKey) of the call's
+    /// fingerprint, `identity` the result's own.
+    pub(crate) fn record(&mut self, tool: &JsString, key: EvidenceKey<'_>, identity: JsString, round: f64) -> bool {
         let before = self.epoch;
         let state = self.tool(tool);
-        if let Some(entry) = state.entries.iter_mut().find(|e| e.fingerprint == *fingerprint) {
+        if let Some(entry) = state.entries.iter_mut().find(|e| key.is(&e.fingerprint)) {
             if round.is_finite() && entry.result_round == Some(round) {
                 return false;
             }
@@ -222,7 +225,7 @@ impl NoveltyState {
             }
         };
         let after = if new { (before + 1.0).min(MAX_COUNT) } else { before };
-        if let Some(entry) = state.entries.iter_mut().find(|e| e.fingerprint == *fingerprint) {
+        if let Some(entry) = state.entries.iter_mut().find(|e| key.is(&e.fingerprint)) {
             // The call's own first result is the baseline its repeats are
             // compared with, not progress for it (for other calls it is):
             // its own result counts only when its output moved.
@@ -343,7 +346,7 @@ fn count(value: Option<&Value>) -> Option<f64> {
 }
 
 fn bounded_strings(items: &[Value], max: usize) -> Vec<JsString> {
-    let strings: Vec<JsString> = items.iter().filter_map(Value::as_js_string).cloned().collect();
+    let strings: Vec<JsString> = items.iter().filter_map(Value::as_js_string).map(evidence_key).collect();
     let keep = strings.len().saturating_sub(max);
     strings[keep..].to_vec()
 }
@@ -355,7 +358,7 @@ fn restore_entry(fingerprint: &JsString, entry: &Value, epoch: f64) -> Option<No
     };
     let last = count(object.get("last"))?;
     Some(NoveltyEntry {
-        fingerprint: fingerprint.clone(),
+        fingerprint: evidence_key(fingerprint),
         // An entry cannot have seen more novelty than the run has.
         epoch: count(object.get("epoch"))?.min(epoch),
         results: bounded_strings(results, 2),
@@ -381,11 +384,11 @@ mod tests {
     #[test]
     fn a_tools_first_result_is_not_new_and_a_repeat_is_not() {
         let mut n = NoveltyState::default();
-        assert!(!n.record(&s("think"), &s("f1"), s(""), f64::NAN));
-        assert!(!n.record(&s("think"), &s("f2"), s(""), f64::NAN));
-        assert!(!n.record(&s("edit"), &s("e1"), s("a"), f64::NAN));
-        assert!(n.record(&s("edit"), &s("e2"), s("b"), f64::NAN));
-        assert!(!n.record(&s("edit"), &s("e3"), s("a"), f64::NAN));
+        assert!(!n.record(&s("think"), EvidenceKey::of(&s("f1")), s(""), f64::NAN));
+        assert!(!n.record(&s("think"), EvidenceKey::of(&s("f2")), s(""), f64::NAN));
+        assert!(!n.record(&s("edit"), EvidenceKey::of(&s("e1")), s("a"), f64::NAN));
+        assert!(n.record(&s("edit"), EvidenceKey::of(&s("e2")), s("b"), f64::NAN));
+        assert!(!n.record(&s("edit"), EvidenceKey::of(&s("e3")), s("a"), f64::NAN));
         assert_eq!(n.epoch, 1.0);
     }
 
@@ -395,26 +398,30 @@ mod tests {
         let f = s("tests");
         // Moving: f1, f2, then an edit with a new output.
         let mut n = NoveltyState::default();
-        assert_eq!(n.streak(&test, &f, 1.0, 1.0), 1.0);
-        n.record(&test, &f, s("f1"), f64::NAN);
-        n.streak(&edit, &s("e1"), 1.0, 1.5);
-        n.record(&edit, &s("e1"), s("edited 1"), f64::NAN);
-        assert_eq!(n.streak(&test, &f, 2.0, 2.0), 2.0, "the edit's first result is not new");
-        n.record(&test, &f, s("f2"), f64::NAN);
-        n.streak(&edit, &s("e2"), 1.0, 2.5);
-        n.record(&edit, &s("e2"), s("edited 2"), f64::NAN);
-        assert_eq!(n.streak(&test, &f, 3.0, 3.0), 1.0);
+        assert_eq!(n.streak(&test, EvidenceKey::of(&f), 1.0, 1.0), 1.0);
+        n.record(&test, EvidenceKey::of(&f), s("f1"), f64::NAN);
+        n.streak(&edit, EvidenceKey::of(&s("e1")), 1.0, 1.5);
+        n.record(&edit, EvidenceKey::of(&s("e1")), s("edited 1"), f64::NAN);
+        assert_eq!(
+            n.streak(&test, EvidenceKey::of(&f), 2.0, 2.0),
+            2.0,
+            "the edit's first result is not new"
+        );
+        n.record(&test, EvidenceKey::of(&f), s("f2"), f64::NAN);
+        n.streak(&edit, EvidenceKey::of(&s("e2")), 1.0, 2.5);
+        n.record(&edit, EvidenceKey::of(&s("e2")), s("edited 2"), f64::NAN);
+        assert_eq!(n.streak(&test, EvidenceKey::of(&f), 3.0, 3.0), 1.0);
         // Repeating: f, f, then the same.
         let mut n = NoveltyState::default();
-        n.streak(&test, &f, 1.0, 1.0);
-        n.record(&test, &f, s("f"), f64::NAN);
-        n.streak(&edit, &s("e1"), 1.0, 1.5);
-        n.record(&edit, &s("e1"), s("edited 1"), f64::NAN);
-        n.streak(&test, &f, 2.0, 2.0);
-        n.record(&test, &f, s("f"), f64::NAN);
-        n.streak(&edit, &s("e2"), 1.0, 2.5);
-        n.record(&edit, &s("e2"), s("edited 2"), f64::NAN);
-        assert_eq!(n.streak(&test, &f, 3.0, 3.0), 3.0);
+        n.streak(&test, EvidenceKey::of(&f), 1.0, 1.0);
+        n.record(&test, EvidenceKey::of(&f), s("f"), f64::NAN);
+        n.streak(&edit, EvidenceKey::of(&s("e1")), 1.0, 1.5);
+        n.record(&edit, EvidenceKey::of(&s("e1")), s("edited 1"), f64::NAN);
+        n.streak(&test, EvidenceKey::of(&f), 2.0, 2.0);
+        n.record(&test, EvidenceKey::of(&f), s("f"), f64::NAN);
+        n.streak(&edit, EvidenceKey::of(&s("e2")), 1.0, 2.5);
+        n.record(&edit, EvidenceKey::of(&s("e2")), s("edited 2"), f64::NAN);
+        assert_eq!(n.streak(&test, EvidenceKey::of(&f), 3.0, 3.0), 3.0);
     }
 
     #[test]

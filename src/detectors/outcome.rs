@@ -39,6 +39,7 @@
 
 use indexmap::IndexMap;
 
+use crate::detectors::{evidence_key, EvidenceKey};
 use crate::js_string::JsString;
 use crate::json::{Object, Value};
 
@@ -166,18 +167,19 @@ impl OutcomeState {
 
     /// The outcome streak of a call the reference scored `streak`: its
     /// streak minus the calls before the fingerprint's result last turned new.
-    pub(crate) fn streak(&mut self, tool: &JsString, fingerprint: &JsString, streak: f64, round: f64) -> f64 {
+    /// `key` is the [evidence key](EvidenceKey) of the call's fingerprint.
+    pub(crate) fn streak(&mut self, tool: &JsString, key: EvidenceKey<'_>, streak: f64, round: f64) -> f64 {
         let entries = self.entries(tool);
         // Least recently called last out: a command the agent keeps coming
         // back to (paging between other commands) keeps its results.
-        let entry = match entries.iter().position(|e| e.fingerprint == *fingerprint) {
+        let entry = match entries.iter().position(|e| key.is(&e.fingerprint)) {
             Some(i) => entries.remove(i),
             None => {
                 if entries.len() == MAX_FINGERPRINTS {
                     entries.remove(0);
                 }
                 OutcomeEntry {
-                    fingerprint: fingerprint.clone(),
+                    fingerprint: key.to_js_string(),
                     ..OutcomeEntry::default()
                 }
             }
@@ -201,10 +203,12 @@ impl OutcomeState {
     /// Records the identity of a result of `fingerprint`'s call in `round`;
     /// a new result starts a fresh run at that call. Returns whether it was
     /// new (an earlier result of the fingerprint is known and differs).
+    /// `key` is the [evidence key](EvidenceKey) of the call's fingerprint,
+    /// `identity` the result's own.
     pub(crate) fn record(
         &mut self,
         tool: &JsString,
-        fingerprint: &JsString,
+        key: EvidenceKey<'_>,
         identity: JsString,
         round: f64,
         recent: usize,
@@ -214,7 +218,7 @@ impl OutcomeState {
         let entry = self
             .tools
             .get_mut(tool)
-            .and_then(|entries| entries.iter_mut().find(|e| e.fingerprint == *fingerprint));
+            .and_then(|entries| entries.iter_mut().find(|e| key.is(&e.fingerprint)));
         let Some(entry) = entry else {
             return false;
         };
@@ -308,11 +312,11 @@ fn restore_entry(fingerprint: &JsString, entry: &Value) -> Option<OutcomeEntry> 
     let Some(Value::Array(items)) = object.get("recent") else {
         return None;
     };
-    let recent: Vec<JsString> = items.iter().filter_map(Value::as_js_string).cloned().collect();
+    let recent: Vec<JsString> = items.iter().filter_map(Value::as_js_string).map(evidence_key).collect();
     let keep = recent.len().saturating_sub(MAX_RECENT);
     let last = count("last")?;
     Some(OutcomeEntry {
-        fingerprint: fingerprint.clone(),
+        fingerprint: evidence_key(fingerprint),
         recent: recent[keep..].to_vec(),
         base: count("base")?.min(last),
         last,
@@ -360,13 +364,13 @@ mod tests {
     fn a_late_result_restarts_the_run_at_its_own_call() {
         let mut s = OutcomeState::default();
         let (t, f) = (JsString::from("t"), JsString::from("f"));
-        assert_eq!(s.streak(&t, &f, 1.0, 1.0), 1.0);
-        s.record(&t, &f, JsString::from("A"), 1.0, 2);
-        assert_eq!(s.streak(&t, &f, 2.0, 2.0), 2.0);
-        assert_eq!(s.streak(&t, &f, 3.0, 3.0), 3.0);
+        assert_eq!(s.streak(&t, EvidenceKey::of(&f), 1.0, 1.0), 1.0);
+        s.record(&t, EvidenceKey::of(&f), JsString::from("A"), 1.0, 2);
+        assert_eq!(s.streak(&t, EvidenceKey::of(&f), 2.0, 2.0), 2.0);
+        assert_eq!(s.streak(&t, EvidenceKey::of(&f), 3.0, 3.0), 3.0);
         // Round 2's result arrives after round 3's call: round 2 is the first.
-        assert!(s.record(&t, &f, JsString::from("B"), 2.0, 2));
-        assert_eq!(s.streak(&t, &f, 4.0, 4.0), 3.0);
+        assert!(s.record(&t, EvidenceKey::of(&f), JsString::from("B"), 2.0, 2));
+        assert_eq!(s.streak(&t, EvidenceKey::of(&f), 4.0, 4.0), 3.0);
     }
 
     #[test]
@@ -403,9 +407,20 @@ mod tests {
         let page = JsString::from("scroll_down");
         for round in 0..(3 * MAX_FINGERPRINTS) {
             let round = round as f64;
-            s.streak(&t, &page, 1.0, round);
-            s.record(&t, &page, JsString::from(format!("p{round}")), round, 2);
-            s.streak(&t, &JsString::from(format!("other {round}")), 1.0, round + 0.5);
+            s.streak(&t, EvidenceKey::of(&page), 1.0, round);
+            s.record(
+                &t,
+                EvidenceKey::of(&page),
+                JsString::from(format!("p{round}")),
+                round,
+                2,
+            );
+            s.streak(
+                &t,
+                EvidenceKey::of(&JsString::from(format!("other {round}"))),
+                1.0,
+                round + 0.5,
+            );
         }
         let entries = &s.tools[0];
         assert_eq!(entries.len(), MAX_FINGERPRINTS);
@@ -418,10 +433,10 @@ mod tests {
     fn state_round_trips_through_its_value() {
         let mut s = OutcomeState::default();
         let (t, f) = (JsString::from("t"), JsString::from("f"));
-        s.streak(&t, &f, 1.0, 1.0);
-        s.record(&t, &f, JsString::from("A"), 1.0, 2);
-        s.streak(&t, &f, 2.0, 2.0);
-        s.record(&t, &f, JsString::from("B"), 2.0, 2);
+        s.streak(&t, EvidenceKey::of(&f), 1.0, 1.0);
+        s.record(&t, EvidenceKey::of(&f), JsString::from("A"), 1.0, 2);
+        s.streak(&t, EvidenceKey::of(&f), 2.0, 2.0);
+        s.record(&t, EvidenceKey::of(&f), JsString::from("B"), 2.0, 2);
         let value = s.to_value_of(&|_| true).unwrap();
         assert_eq!(OutcomeState::from_value(Some(&value)), s);
         assert_eq!(OutcomeState::default().to_value_of(&|_| true), None);

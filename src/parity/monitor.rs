@@ -28,6 +28,7 @@ use indexmap::{IndexMap, IndexSet};
 
 use crate::beyond::{BeyondState, BUDGET, NO_PROGRESS, TOOL_CYCLE, TOOL_FAILURE};
 use crate::config::ResolvedConfig;
+use crate::detectors::{EvidenceKey, EVIDENCE_KEY_DIGITS};
 use crate::error::Result;
 use crate::fingerprint::{
     fingerprint_lowered_tool_call, fingerprint_lowered_tool_call_with_strings, fingerprint_string,
@@ -565,15 +566,16 @@ impl DoomLoopMonitor {
         let round_set: Arc<[JsString]> = declared.cloned().unwrap_or_else(|| Arc::from(single));
         let round_streak = score(&round_set);
         let reference = streak.max(call_streak);
+        let key = EvidenceKey::of(&fingerprint);
         let mut effective = match self.config.beyond.outcomes {
             // Outcome-aware: the calls before the result last turned new do not count.
-            Some(_) => self.beyond.outcomes.streak(tool_name, &fingerprint, reference, round),
+            Some(_) => self.beyond.outcomes.streak(tool_name, key, reference, round),
             None => reference,
         };
         if self.config.beyond.novelty.is_some() {
             // Novelty-aware: nor do the calls before something new happened
             // while this call's own output was moving. The later restart wins.
-            effective = effective.min(self.beyond.novelty.streak(tool_name, &fingerprint, reference, round));
+            effective = effective.min(self.beyond.novelty.streak(tool_name, key, reference, round));
         }
         let action = resolve_ladder_action(&self.config.ladder, effective, self.ladder_options(options.allow_block));
         let cycle = self
@@ -705,17 +707,20 @@ impl DoomLoopMonitor {
         // Every identity first: a result that cannot be fingerprinted leaves
         // the state as it was.
         let novelty = match (&self.config.beyond.novelty, outcome) {
-            (Some(config), Some(outcome)) => Some(JsString::from(crate::fingerprint::fingerprint_key_material(
-                &config.comparable(outcome),
-            )?)),
+            (Some(config), Some(outcome)) => Some(result_key(&config.comparable(outcome))?),
             _ => None,
         };
-        if let (Some(config), Some(outcome)) = (&self.config.beyond.outcomes, outcome) {
-            let identity = JsString::from(crate::fingerprint::fingerprint_key_material(
-                &config.comparable(outcome),
-            )?);
-            let recent = config.recent;
-            if self.beyond.outcomes.record(tool_name, input, identity, round, recent) {
+        let outcome_key = match (&self.config.beyond.outcomes, outcome) {
+            (Some(config), Some(outcome)) => Some((result_key(&config.comparable(outcome))?, config.recent)),
+            _ => None,
+        };
+        let input_key = EvidenceKey::of(input);
+        if let Some((identity, recent)) = outcome_key {
+            if self
+                .beyond
+                .outcomes
+                .record(tool_name, input_key, identity, round, recent)
+            {
                 // A repeated call showing something new is progress: the
                 // same words around it are not a loop (as the reference
                 // clears the text streak when a late result is delivered).
@@ -724,7 +729,7 @@ impl DoomLoopMonitor {
             }
         }
         if let Some(identity) = novelty {
-            self.beyond.novelty.record(tool_name, input, identity, round);
+            self.beyond.novelty.record(tool_name, input_key, identity, round);
         }
         let mut verdict = None;
         if let (true, Some(outcome)) = (self.config.beyond.ledger, outcome) {
@@ -910,6 +915,14 @@ impl DoomLoopMonitor {
             message,
         })
     }
+}
+
+/// A result's [evidence key](EVIDENCE_KEY_DIGITS): its fingerprint as key
+/// material, shortened.
+fn result_key(outcome: &Value) -> Result<JsString> {
+    let mut digest = crate::fingerprint::fingerprint_key_material(outcome)?;
+    digest.truncate(EVIDENCE_KEY_DIGITS);
+    Ok(JsString::from(digest))
 }
 
 fn stronger_verdict(a: Option<Verdict>, b: Option<Verdict>) -> Option<Verdict> {
