@@ -11,7 +11,7 @@
 // that need the caller's live JS objects — calling a `loopKey` function,
 // and reading the selected fields of the caller's own arguments object.
 
-import { lower, lowerKeyMaterial, lowerKeyMaterialForIo, ioText, ioStrings, textArg, isWellFormed, MAX_CANONICALIZE_DEPTH } from './lower.js';
+import { lower, lowerKeyMaterial, lowerKeyMaterialForIo, ioText, ioStrings, textArg, isWellFormed, plainCountsJson, MAX_CANONICALIZE_DEPTH } from './lower.js';
 import { core, assertReady, isDead, writeCall, writeStrings, readFingerprint, readRecord, fingerprintThroughIo } from './core.js';
 import { resolveOptionWith, resolveLoopKeyWith, coreConfig } from './option.js';
 
@@ -185,7 +185,10 @@ function projectEntry(entry) {
     json += `"roundFingerprints":${JSON.stringify([...rounds])},`;
   }
   const counts = entry.callStreaks;
-  if (typeof counts === 'object' && counts !== null) {
+  const plain = plainCountsJson(counts);
+  if (plain !== undefined) {
+    json += `"callStreaks":${plain},`;
+  } else if (typeof counts === 'object' && counts !== null) {
     json += '"callStreaks":{';
     let first = true;
     for (const [call, count] of Object.entries(counts)) {

@@ -44,7 +44,7 @@ function time(fn, iterations) {
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
-// ONLY=recommended times the last section alone.
+// ONLY=recommended or ONLY=restore times that section alone.
 const only = process.env.ONLY;
 console.log(`node ${process.version}; before = ${process.argv[2]}, after = pkg/; medians of ${rounds} alternating rounds`);
 for (const [name, value] of Object.entries(only ? {} : cases)) {
@@ -109,8 +109,8 @@ function recommendedRun(pkg, length) {
   for (let r = 0; r < length; r++) step();
   return { session, step };
 }
-console.log('RECOMMENDED_DOOM_LOOP_OPTION, 40 tools, 3 calls a round, every call answered:');
-for (const length of [50, 400]) {
+if (!only || only === 'recommended') console.log('RECOMMENDED_DOOM_LOOP_OPTION, 40 tools, 3 calls a round, every call answered:');
+for (const length of !only || only === 'recommended' ? [50, 400] : []) {
   const runs = [before, after].map((pkg) => ({ pkg, ...recommendedRun(pkg, length) }));
   const [b, a] = runs.map(({ session }) => JSON.stringify(session.getState()).length);
   console.log(`after ${length} rounds: state ${b} B before, ${a} B after (${(b / a).toFixed(2)}×)`);
@@ -136,5 +136,30 @@ for (const length of [50, 400]) {
       xb.push(time(fa, iterations));
     }
     console.log(`${`${name}, ${length} rounds`.padEnd(26)} before ${median(xa).toFixed(2).padStart(10)} µs  after ${median(xb).toFixed(2).padStart(10)} µs  ${(median(xa) / median(xb)).toFixed(2)}×`);
+  }
+}
+
+// Restoring a persisted state (the reference's shape): a monitor built and
+// handed the parsed blob, as a host resuming a run does.
+if (!only || only === 'restore') {
+  console.log('restore a persisted state:');
+  const hex = (c) => c.repeat(64);
+  const blobs = {
+    '100k call counts': { tools: { t: { fingerprint: 'f0', streak: 2, callStreaks: Object.fromEntries(Array.from({ length: 100000 }, (_, i) => [`f${i}`, 2])) } } },
+    '20 tools, 2 counts': { tools: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`tool${i}`, { fingerprint: hex('a'), streak: 2, callStreaks: { [hex('a')]: 2, [hex('b')]: 1 } }])) },
+  };
+  for (const [name, blob] of Object.entries(blobs)) {
+    const state = JSON.parse(JSON.stringify(blob));
+    const [fb, fa] = [before, after].map((pkg) => () => new pkg.DoomLoopMonitor(pkg.resolveDoomLoopOption(true)).restore(state));
+    const iterations = name.startsWith('100k') ? 3 : 300;
+    time(fb, iterations);
+    time(fa, iterations);
+    const xa = [];
+    const xb = [];
+    for (let r = 0; r < rounds; r++) {
+      xa.push(time(fb, iterations));
+      xb.push(time(fa, iterations));
+    }
+    console.log(`${name.padEnd(26)} before ${median(xa).toFixed(2).padStart(10)} µs  after ${median(xb).toFixed(2).padStart(10)} µs  ${(median(xa) / median(xb)).toFixed(2)}×`);
   }
 }

@@ -13,6 +13,7 @@
 //! 1..=1,000,000, sets are re-sorted, and hostile names such as
 //! `"__proto__"` are plain data (a Rust map has no prototype to pollute).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::js_string::JsString;
@@ -61,7 +62,7 @@ impl DoomLoopMonitor {
         // Names are unique: they are the own keys of one object (or array).
         self.tools = own_entries(candidate.get("tools"))
             .into_iter()
-            .filter_map(|(name, entry)| restore_entry(entry).map(|restored| (name, restored)))
+            .filter_map(|(name, entry)| restore_entry(entry).map(|restored| (name.into_owned(), restored)))
             .collect();
         self.text = candidate.get("text").and_then(valid_streak).map(|(f, s)| TextStreak {
             fingerprint: f.clone(),
@@ -154,15 +155,17 @@ fn reconstructible(entry: &StreakEntry, counts: &CallStreaks) -> bool {
             .all(|(f, n)| sorted_contains(&entry.round_fingerprints, f) && n == entry.streak)
 }
 
-/// `Object.entries(value)` for an object or array (`typeof` object), empty otherwise.
-fn own_entries(value: Option<&Value>) -> Vec<(JsString, &Value)> {
+/// `Object.entries(value)` for an object or array (`typeof` object), empty
+/// otherwise. An object's keys are borrowed: a restored state's 100k call
+/// counts are copied once, into the streak table, not twice.
+fn own_entries(value: Option<&Value>) -> Vec<(Cow<'_, JsString>, &Value)> {
     match value {
-        Some(Value::Object(o)) => o.iter().map(|(k, v)| (k.clone(), v)).collect(),
+        Some(Value::Object(o)) => o.iter().map(|(k, v)| (Cow::Borrowed(k), v)).collect(),
         Some(Value::Array(items)) => items
             .iter()
             .enumerate()
             .filter(|(_, v)| !matches!(v, Value::Hole))
-            .map(|(i, v)| (JsString::from(i.to_string()), v))
+            .map(|(i, v)| (Cow::Owned(JsString::from(i.to_string())), v))
             .collect(),
         _ => Vec::new(),
     }

@@ -159,8 +159,31 @@ const kinds = {
       if (next() < 0.4) e.roundFingerprints = next() < 0.8 ? fps.slice(0, 1 + int(3)).reverse() : value(2);
       // Known, documented divergence (restore_sparse): holes in the set.
       if (Array.isArray(e.roundFingerprints)) e.roundFingerprints = Array.from(e.roundFingerprints);
-      if (next() < 0.4) e.callStreaks = next() < 0.8 ? Object.fromEntries(fps.map((f) => [f, pick([1, 2, 0, 3.7, -1, NaN])])) : value(2);
+      if (next() < 0.4) e.callStreaks = callStreaks();
       return e;
+    };
+    // Half of them all valid counts (the shim's one-stringify path), the
+    // rest: invalid counts, a null prototype, a getter, a Proxy (their reads
+    // are compared), anything.
+    const reads = [];
+    const callStreaks = () => {
+      const r = next();
+      const counts = Object.fromEntries(fps.map((f) => [f, pick(r < 0.5 ? [1, 2, 3.7, 1e7] : [1, 2, 0, 3.7, -1, NaN])]));
+      if (r < 0.6) return counts;
+      if (r < 0.7) return Object.assign(Object.create(null), counts);
+      if (r < 0.8) {
+        return Object.defineProperty(counts, 'f1', {
+          enumerable: true,
+          get: () => (reads.push('get f1'), 2),
+        });
+      }
+      if (r < 0.9) {
+        return new Proxy(counts, {
+          get: (target, key) => (reads.push(`get ${String(key)}`), target[key]),
+          ownKeys: (target) => (reads.push('ownKeys'), Reflect.ownKeys(target)),
+        });
+      }
+      return value(2);
     };
     const blob = next() < 0.1 ? value(0) : { tools: Object.fromEntries(Array.from({ length: int(4) }, () => [pick(['t', 'u', '__proto__', '0', 'x']), entry()])) };
     if (blob !== null && typeof blob === 'object') {
@@ -168,9 +191,10 @@ const kinds = {
       if (next() < 0.3) blob.escalationsUsed = pick([1, 2.5, -1, NaN, '1']);
     }
     return async (M) => {
+      reads.length = 0;
       const m = new M.DoomLoopMonitor(M.resolveDoomLoopOption(true));
       const [r, warns] = await quiet(() => attempt(() => m.restore(blob)));
-      return ser([r, warns, m.getState(), await attempt(() => m.recordToolCall('t', {}, 1))]);
+      return ser([r, warns, m.getState(), await attempt(() => m.recordToolCall('t', {}, 1)), reads.splice(0)]);
     };
   },
   async script() {

@@ -203,3 +203,62 @@ test('arrays are read through their map: a replaced map or species is met', asyn
   }
   assert.ok(reads.length >= 1, 'Array[Symbol.species] is read, as map reads it');
 });
+
+// --- A restored state's call counts (js/lower.js plainCountsJson) ----------
+
+/**
+ * Restores `{tools: {t: {fingerprint: 'fx', streak: 2, callStreaks}}}` with the
+ * counts `make()` builds (a fresh object and its read log) into the package
+ * and, when available, the reference; each must keep `expected` and make
+ * the reads `reads`.
+ */
+async function restoresCounts(make, expected, reads) {
+  const monitors = [['package', api]];
+  if (reference) monitors.push(['reference', reference]);
+  for (const [who, M] of monitors) {
+    const { counts, log = [] } = make();
+    const monitor = new M.DoomLoopMonitor(M.resolveDoomLoopOption(true));
+    monitor.restore({ tools: { t: { fingerprint: 'fx', streak: 2, callStreaks: counts } } });
+    assert.deepEqual(monitor.getState().tools.t.callStreaks, expected, who);
+    if (reads !== undefined) assert.deepEqual(log, reads, `${who} reads`);
+  }
+}
+
+test('a state\'s call counts: one stringify when every count is valid, the reference\'s reads otherwise', async () => {
+  const valid = () => ({ f0: 2, 10: 3.7, __proto__x: 1e7, '\uD800': 1 });
+  const kept = { 10: 3, f0: 2, __proto__x: 1e7, '\uD800': 1 };
+  await restoresCounts(() => ({ counts: valid() }), kept);
+  await restoresCounts(() => ({ counts: Object.assign(Object.create(null), valid()) }), kept);
+  // An own "__proto__" key (as JSON.parse makes one) is a count like any other.
+  await restoresCounts(() => ({ counts: JSON.parse('{"__proto__":2,"f0":3}') }), { ['__proto__']: 2, f0: 3 });
+  // Invalid counts are dropped (the core's filter, as the reference's).
+  await restoresCounts(() => ({ counts: { f0: 2, f1: 0, f2: -1, f3: NaN, f4: '3', f5: { n: 2 }, f6: [2], f7: null, f8: undefined, f9: 2n } }), { f0: 2 });
+  // A getter runs once, in key order; a Proxy is read as Object.entries reads it (never its toJSON).
+  await restoresCounts(() => {
+    const log = [];
+    const counts = { f0: 2 };
+    Object.defineProperty(counts, 'f1', { enumerable: true, get: () => (log.push('get f1'), 3) });
+    return { counts, log };
+  }, { f0: 2, f1: 3 }, ['get f1']);
+  await restoresCounts(() => {
+    const log = [];
+    const counts = new Proxy(valid(), {
+      get: (target, key) => (log.push(`get ${String(key)}`), target[key]),
+      ownKeys: (target) => (log.push('ownKeys'), Reflect.ownKeys(target)),
+    });
+    return { counts, log };
+  }, kept, ['ownKeys', 'get 10', 'get f0', 'get __proto__x', 'get \uD800']);
+  // What a stringify would obey and Object.entries does not: an inherited
+  // enumerable key, an own or inherited toJSON.
+  await withPolluted(Object.prototype, 'extra', { value: 5, enumerable: true, writable: true }, () =>
+    restoresCounts(() => ({ counts: valid() }), kept),
+  );
+  const log = [];
+  await withPolluted(Object.prototype, 'toJSON', { value: () => (log.push('toJSON'), { f0: 9 }), writable: true }, () =>
+    restoresCounts(() => ({ counts: valid() }), kept),
+  );
+  assert.deepEqual(log, []);
+  await restoresCounts(() => ({ counts: { ...valid(), toJSON: () => ({ f0: 9 }) } }), kept);
+  // An array's indexes are its keys, holes skipped.
+  await restoresCounts(() => ({ counts: [2, , 3] }), { 0: 2, 2: 3 });
+});
