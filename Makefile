@@ -96,12 +96,14 @@ test-types:
 	node tests/types/check-types.mjs
 	node --test tests/types/
 
-## The docs checkers' own tests; every relative link and #anchor of the
+## rustdoc of the workspace with warnings denied (a broken or private
+## intra-doc link fails); the docs checkers' own tests; every relative link and #anchor of the
 ## READMEs and docs/ resolves; the figures match their committed data; then
 ## every code block of README.md, js/README.md and docs/**/*.md: js/ts
 ## type-checked and run against pkg/ (needs `make build`), json parsed, every
 ## fence labelled (rust blocks are doc tests: `cargo test`).
 test-docs:
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --quiet
 	node --test tests/docs/
 	node tests/docs/links.mjs README.md js/README.md docs
 	node tests/docs/check-docs.mjs README.md js/README.md docs

@@ -133,7 +133,7 @@ pub enum CallKey {
     Exempt,
     /// Identified by its full arguments, whose fingerprint the host has
     /// already taken (64 lowercase hex digits, as
-    /// [`fingerprint_tool_call`](crate::fingerprint::fingerprint_tool_call)
+    /// [`fingerprint_tool_call`]
     /// writes them): the arguments are not read. The npm package's session
     /// takes it from the arguments' text without building a tree when no
     /// `loopKey` applies, so the core never parses them. Anything but 64

@@ -101,8 +101,9 @@ fn kind(message: &Value) -> Option<String> {
 /// The rounds of a `ui_messages.json`.
 ///
 /// # Errors
-/// Never for a list [`is_ui_messages`] accepts; the signature matches the
-/// other importers.
+/// Never for a list the importer recognises as a `ui_messages.json`
+/// (every item a `say` / `ask` message with a timestamp); the signature
+/// matches the other importers.
 pub fn ui_rounds(items: &[Value]) -> Result<Vec<TranscriptRound>> {
     let mut builder = Builder::default();
     let mut pending_output: Option<JsString> = None;

@@ -75,8 +75,9 @@ fn flatten(items: &[Value]) -> Vec<&Value> {
 /// The rounds of an OpenHands event list.
 ///
 /// # Errors
-/// Never for a list [`is_events`] accepts; the signature matches the other
-/// importers.
+/// Never for a list the importer recognises as OpenHands events (items
+/// with a `source` and an `action` or `observation`, or `[action,
+/// observation]` pairs); the signature matches the other importers.
 pub fn rounds(items: &[Value]) -> Result<Vec<TranscriptRound>> {
     let mut builder = Builder::default();
     let mut response: Option<JsString> = None;
