@@ -154,7 +154,7 @@ impl<'a> FastRead<'a> {
         found
     }
 
-    fn expect(&mut self, token: &str) -> Option<()> {
+    fn token(&mut self, token: &str) -> Option<()> {
         self.eat(token).then_some(())
     }
 
@@ -185,18 +185,18 @@ impl<'a> FastRead<'a> {
     // Out of line: `onResponse` and `onCall` share one copy (module size).
     #[inline(never)]
     fn call(&mut self, keys_by_arguments: &impl Fn(&JsString) -> bool) -> Option<Call> {
-        self.expect("{\"id\":")?;
+        self.token("{\"id\":")?;
         let id = self.string()?;
-        self.expect(",\"toolName\":")?;
+        self.token(",\"toolName\":")?;
         let tool_name = self.string()?;
-        self.expect(",\"malformed\":false,\"args\":")?;
+        self.token(",\"malformed\":false,\"args\":")?;
         if !keys_by_arguments(&tool_name) {
             return None;
         }
         let args = fingerprint_lowered_prefix(&tool_name, self.rest()?, self.strings.get(self.used..)?)?;
         self.pos += args.len;
         self.used += args.strings;
-        self.expect("}")?;
+        self.token("}")?;
         Some(Call {
             id,
             tool_name,
@@ -208,7 +208,7 @@ impl<'a> FastRead<'a> {
     }
 
     fn calls(&mut self, keys_by_arguments: &impl Fn(&JsString) -> bool) -> Option<Vec<Call>> {
-        self.expect("[")?;
+        self.token("[")?;
         let mut calls = Vec::new();
         if self.eat("]") {
             return Some(calls);
@@ -218,17 +218,17 @@ impl<'a> FastRead<'a> {
             if self.eat("]") {
                 return Some(calls);
             }
-            self.expect(",")?;
+            self.token(",")?;
         }
     }
 
     #[inline(never)]
     fn response(&mut self, keys_by_arguments: &impl Fn(&JsString) -> bool) -> Option<Response> {
-        self.expect("{\"text\":")?;
+        self.token("{\"text\":")?;
         let text = self.response_text()?;
-        self.expect(",\"calls\":")?;
+        self.token(",\"calls\":")?;
         let calls = self.calls(keys_by_arguments)?;
-        self.expect("}")?;
+        self.token("}")?;
         self.end()?;
         Some(Response { text, calls })
     }
@@ -592,6 +592,29 @@ mod tests {
     use super::*;
     use doom_loop::fingerprint::{fingerprint_lowered_tool_call, fingerprint_lowered_tool_call_with_strings};
 
+    /// The value, or the test fails saying what was expected (the binding's
+    /// own code has no unwrap: a panic there would trap the instance).
+    fn some<T>(value: Option<T>, what: &str) -> T {
+        match value {
+            Some(value) => value,
+            None => panic!("{what}"),
+        }
+    }
+
+    fn ok<T, E: std::fmt::Debug>(value: std::result::Result<T, E>) -> T {
+        match value {
+            Ok(value) => value,
+            Err(error) => panic!("{error:?}"),
+        }
+    }
+
+    fn lowered_string(text: &str) -> JsString {
+        some(
+            ok(doom_loop::json::parse_lowered(text)).as_js_string().cloned(),
+            "a string",
+        )
+    }
+
     fn no_loop_keys(_: &JsString) -> bool {
         true
     }
@@ -602,7 +625,7 @@ mod tests {
 
     fn key(call: &Call) -> &str {
         match &call.key {
-            CallKey::Fingerprint(fingerprint) => fingerprint.as_str().unwrap_or(""),
+            CallKey::Fingerprint(fingerprint) => fingerprint.as_str().unwrap_or_default(),
             _ => "",
         }
     }
@@ -616,34 +639,22 @@ mod tests {
             r#"{"id":"b","toolName":"t\ud800","malformed":false,"args":[1,hole,undefined,1.50]}]}"#
         );
         let strings: &[&[u8]] = &[b"said", b"x = \"1\"\n"];
-        let response = read(text, strings).expect("the shim's shape reads fast");
+        let response = some(read(text, strings), "the shim's shape reads fast");
         assert_eq!(response.text, Some(JsString::from("said")));
         assert_eq!(response.calls.len(), 2);
         let edit = &response.calls[0];
-        assert_eq!(
-            edit.id,
-            doom_loop::json::parse_lowered(r#""a\ud800""#)
-                .unwrap()
-                .as_js_string()
-                .unwrap()
-                .clone()
-        );
-        let expected = fingerprint_lowered_tool_call_with_strings(
+        assert_eq!(edit.id, lowered_string(r#""a\ud800""#));
+        let expected = ok(fingerprint_lowered_tool_call_with_strings(
             &JsString::from("edit"),
             r#"{"path":"b","content":raw}"#,
             &strings[1..],
-        )
-        .unwrap();
+        ));
         assert_eq!(key(edit), expected);
-        let lone = doom_loop::json::parse_lowered(r#""t\ud800""#)
-            .unwrap()
-            .as_js_string()
-            .unwrap()
-            .clone();
+        let lone = lowered_string(r#""t\ud800""#);
         assert_eq!(response.calls[1].tool_name, lone);
         assert_eq!(
             key(&response.calls[1]),
-            fingerprint_lowered_tool_call(&lone, "[1,hole,undefined,1.5]").unwrap()
+            ok(fingerprint_lowered_tool_call(&lone, "[1,hole,undefined,1.5]"))
         );
         assert!(read(r#"{"text":null,"calls":[]}"#, &[]).is_some_and(|r| r.text.is_none() && r.calls.is_empty()));
     }
@@ -681,11 +692,11 @@ mod tests {
     fn one_call_alone_reads_as_in_a_response() {
         let text = r#"{"id":"x","toolName":"t","malformed":false,"args":{"b":1,"a":2}}"#;
         let mut read = FastRead::new(text, &[]);
-        let call = read.call(&no_loop_keys).expect("a call reads fast");
+        let call = some(read.call(&no_loop_keys), "a call reads fast");
         assert!(read.end().is_some());
         assert_eq!(
             key(&call),
-            fingerprint_lowered_tool_call(&JsString::from("t"), r#"{"a":2,"b":1}"#).unwrap()
+            ok(fingerprint_lowered_tool_call(&JsString::from("t"), r#"{"a":2,"b":1}"#))
         );
     }
 }
