@@ -23,7 +23,7 @@ dirty=(--allow-dirty)
 log "listing $crate"
 list="$(cargo package -p doom-loop "${dirty[@]}" --list --offline)"
 for required in Cargo.toml README.md LICENSE-MIT LICENSE-APACHE src/lib.rs \
-  vectors/upstream-vectors.json docs/rust.md docs/detectors.md docs/rust-serde.md; do
+  vectors/upstream-vectors.json tests/fixtures/recommended-state-64-digit-evidence.json docs/rust.md docs/detectors.md docs/rust-serde.md; do
   grep -qx "$required" <<<"$list" || die "$required is missing from the crate"
 done
 # Cargo.lock is cargo's own (cargo >= 1.84 always adds it; dependents ignore it).
