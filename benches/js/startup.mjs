@@ -10,6 +10,9 @@
 //    Measured from outside (spawn to exit), so it counts everything the
 //    import does — reading and compiling the .wasm, loading the shim — and
 //    nothing of Node's own start.
+//    Beside it, the part no package imported as an ES module avoids: a
+//    fresh process importing one empty .mjs file, against the same bare
+//    process (Node's ES module loader), alternating with the other two.
 // 3. Where that time goes, for the record: compiling the .wasm alone
 //    (`new WebAssembly.Module`, fresh processes), and the steps of the
 //    Node entry timed inside fresh processes — the shim (api.cjs), the
@@ -17,7 +20,9 @@
 //    install, the first fingerprint (V8's baseline tiers) — medians.
 //
 // Usage: node benches/js/startup.mjs [--runs N] [--json FILE]   (N ≥ 30; default 40)
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 import { gzipSync } from 'node:zlib';
 import { loadavg } from 'node:os';
 import { spawnSync } from 'node:child_process';
@@ -49,15 +54,24 @@ function processMs(source) {
 const bare = '';
 const importAndFingerprint = `const m = await import(${JSON.stringify(pkg('node.mjs'))});
 m.fingerprintToolCallSync('bash', { command: 'grep -rn TODO src/', cwd: '/home/user/project' });`;
-processMs(bare); // the OS's file cache, for both kinds
+const emptyDir = mkdtempSync(join(tmpdir(), 'doomloop-startup-'));
+const emptyModule = join(emptyDir, 'empty.mjs');
+writeFileSync(emptyModule, '');
+const importEmpty = `await import(${JSON.stringify(emptyModule)});`;
+processMs(bare); // the OS's file cache, for every kind
 processMs(importAndFingerprint);
+processMs(importEmpty);
 const bareMs = [];
 const coldMs = [];
+const emptyMs = [];
 for (let i = 0; i < runs; i++) {
   bareMs.push(processMs(bare));
   coldMs.push(processMs(importAndFingerprint));
+  emptyMs.push(processMs(importEmpty));
 }
+rmSync(emptyDir, { recursive: true, force: true });
 const cold = median(coldMs) - median(bareMs);
+const emptyImport = median(emptyMs) - median(bareMs);
 console.log(
   `cold import + first fingerprint (Node ${process.version}): ${cold.toFixed(2)} ms ` +
     `(median of ${runs} fresh processes ${median(coldMs).toFixed(2)} ms − median of ${runs} bare processes ${median(bareMs).toFixed(2)} ms); ` +
@@ -73,6 +87,7 @@ for (let i = 0; i < 15; i++) {
   );
   compileMs.push(Number(run.stdout));
 }
+console.log(`  of which Node's ES module loader (a fresh process importing one empty .mjs file, same difference): ${emptyImport.toFixed(2)} ms`);
 console.log(`  of which compiling the detector module (new WebAssembly.Module): median ${median(compileMs).toFixed(2)} ms over 15 fresh processes`);
 
 // The Node entry's steps as node.cjs runs them, timed inside the process.
@@ -97,6 +112,6 @@ const jsonOut = arg('--json');
 if (jsonOut) {
   writeFileSync(
     jsonOut,
-    `${JSON.stringify({ node: process.version, raw: wasm.length, gzip: gzipped, sizeTarget: SIZE_TARGET, coldMs: Number(cold.toFixed(2)), coldTargetMs: COLD_TARGET_MS, bareMs: median(bareMs), importMs: median(coldMs), compileMs: median(compileMs), stepsMs: Object.fromEntries(STEPS.map((name, i) => [name, Number(median(stepMs[i]).toFixed(2))])), runs, loadAverage: load }, null, 2)}\n`,
+    `${JSON.stringify({ node: process.version, raw: wasm.length, gzip: gzipped, sizeTarget: SIZE_TARGET, coldMs: Number(cold.toFixed(2)), coldTargetMs: COLD_TARGET_MS, bareMs: median(bareMs), importMs: median(coldMs), emptyImportMs: Number(emptyImport.toFixed(2)), compileMs: median(compileMs), stepsMs: Object.fromEntries(STEPS.map((name, i) => [name, Number(median(stepMs[i]).toFixed(2))])), runs, loadAverage: load }, null, 2)}\n`,
   );
 }

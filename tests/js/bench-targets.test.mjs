@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { FINGERPRINT_ROWS, RECORD_ROWS, readNative, score } from '../../benches/js/targets.mjs';
+import { FINGERPRINT_ROWS, RECORD_ROWS, obstacle, readNative, score } from '../../benches/js/targets.mjs';
 
 const fingerprintRow = (operation, ratio, floorMultiple) => ({
   operation,
@@ -74,4 +74,44 @@ test("Criterion's medians are read from its estimates, and a group that did not 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('a missed target names the work in its way, out of reach only when that work alone exceeds what the target allows', () => {
+  const us = (x) => `${x} µs`;
+  assert.deepEqual(obstacle(4, [['a', 1], ['b', 3.5]], us), { text: 'a 1 µs + b 3.5 µs = 4.5 µs, more than the 4 µs it allows: out of reach', bounded: true });
+  assert.equal(obstacle(4, [['a', 1], ['b', 3]], us).bounded, false, 'exactly the allowance is not out of reach');
+  assert.equal(obstacle(4, [['a', 1]], us).text, 'a 1 µs of the 4 µs it allows, 3 µs left for the rest');
+  // With the package's own time: how much faster the rest would have to get.
+  assert.equal(obstacle(4, [['a', 1]], us, 7).text, 'a 1 µs of the 4 µs it allows, 3 µs left for the rest; the rest takes 6 µs, 2.0× that');
+  assert.deepEqual(obstacle(4, [['a', 1], ['b', undefined]], us), { text: 'not timed by this run', bounded: null });
+  assert.deepEqual(obstacle(Number.NaN, [['a', 1]], us).bounded, null);
+});
+
+test("the bounds come from the row's own times: half a peer's time for 2×, a twentieth of the reference's for a record, 5 ms for a cold start", () => {
+  const times = { lowering: 3000, hash: 1500, 'canonicalize+node:crypto': 8000, 'canonicalize+noble': 20000, reference: 100000, floor: 1000 };
+  const peers = {
+    rows: [
+      { operation: 'fingerprint, 150 B object', vsNodeCrypto: 1.5, vsNoble: 2.5, vsReference: 10, times },
+      { operation: 'fingerprint, 1 MB string argument', vsNodeCrypto: 3, vsNoble: 3, vsReference: 3, floorMultiple: 4, times },
+      { operation: RECORD_ROWS[0], vsReference: 10, times: { lowering: 3000, hash: 500, reference: 60000 } },
+      { operation: RECORD_ROWS[1], vsReference: 10, times: { lowering: 3000, hash: 500, reference: 80000 } },
+    ],
+  };
+  const startup = { gzip: 70000, sizeTarget: 65536, coldMs: 9, coldTargetMs: 5, emptyImportMs: 4, compileMs: 1.5 };
+  const rows = Object.fromEntries(score(peers, startup, {}).map((r) => [r.target, r]));
+  // 150 B: 3 + 1.5 µs against 8 µs / 2 = 4 µs.
+  assert.equal(rows['150 B object: ≥ 2× canonicalize + node:crypto'].bound.bounded, true);
+  assert.equal(rows['150 B object: ≥ 2× canonicalize + @noble/hashes'].bound, undefined, 'a met target has no bound');
+  // Within 3× the floor: 4.5 µs against 3 µs.
+  assert.equal(rows['1 MB string argument: within 3× the floor'].bound.bounded, true);
+  // Records: 3.5 µs against 60 / 20 = 3 µs, and against 80 / 20 = 4 µs.
+  assert.equal(rows[`${RECORD_ROWS[0]}: ≥ 20× the reference`].bound.bounded, true);
+  assert.equal(rows[`${RECORD_ROWS[1]}: ≥ 20× the reference`].bound.bounded, false);
+  assert.match(rows[`${RECORD_ROWS[1]}: ≥ 20× the reference`].bound.text, /500 ns left for the rest$/);
+  // Cold start: 4 + 1.5 ms against 5 ms.
+  assert.equal(rows['cold import + first fingerprint ≤ 5 ms'].bound.bounded, true);
+  assert.equal(rows['detector module ≤ 64 KiB gzipped'].bound.bounded, null);
+  // A run without the bound's times says so rather than guessing.
+  const bare = score({ rows: [{ operation: 'fingerprint, 150 B object', vsNodeCrypto: 1.5, vsNoble: 3, vsReference: 10 }] }, undefined, {});
+  assert.deepEqual(bare[0].bound, { text: 'not timed by this run', bounded: null });
 });
