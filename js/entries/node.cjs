@@ -3,7 +3,7 @@
 'use strict';
 const { install, ...api } = require('./api.cjs');
 
-const glue = require('./doom_loop_node.cjs');
+const glue = requireGlue();
 // The runtime's native SHA-256 (the core decides when; node:crypto is
 // used once the process has it or on the first large input, never loaded
 // at import: see node-sha256.cjs).
@@ -19,3 +19,24 @@ api.replayTranscript = function replayTranscript(...args) {
   return require('./replay-node.cjs').replayTranscript(...args);
 };
 module.exports = api;
+
+/**
+ * The CommonJS glue, which reads doom_loop_bg.wasm beside this file. A
+ * bundler that moved this file without the .wasm (Next.js, one-file server
+ * bundles) leaves an ENOENT naming a path nobody wrote: say what happened
+ * and the fix instead, keeping the original as the cause.
+ */
+function requireGlue() {
+  try {
+    return require('./doom_loop_node.cjs');
+  } catch (error) {
+    if (error?.code !== 'ENOENT' || !String(error.path).endsWith('doom_loop_bg.wasm')) throw error;
+    throw new Error(
+      `doom-loop-wasm: cannot read its WebAssembly module at ${error.path}: a bundler moved the package's Node entry ` +
+        "away from doom_loop_bg.wasm. In Next.js, add serverExternalPackages: ['doom-loop-wasm'] to next.config; in a " +
+        "one-file server bundle (esbuild, webpack target node, bun build), import 'doom-loop-wasm/inline' instead " +
+        '(docs/install.md, "Next.js").',
+      { cause: error },
+    );
+  }
+}

@@ -242,9 +242,81 @@ async function bunBuild(dir, target) {
   return servedInChromium(outdir);
 }
 
+// Next.js (Turbopack, its default bundler, and webpack): `next build`, then `next start`
+// on 127.0.0.1, the consumer run in a route handler (server) or a client
+// component (in Chromium). Each project has the consumer as app.mjs and its
+// own next.config.mjs; `next` and `react` come from the repository's dev
+// dependencies, the package from WORK/node_modules.
+const NEXT = join(ROOT, 'node_modules', 'next', 'dist', 'bin', 'next');
+const LAYOUT = 'export default function RootLayout({ children }) {\n  return <html><body>{children}</body></html>;\n}\n';
+const ROUTE = (adapter) => `import { run } from '../../../app.mjs';
+${adapter ? "import { createDoomLoop } from 'doom-loop-wasm/ai-sdk';\n" : ''}
+export const dynamic = 'force-dynamic';
+
+export async function GET() {
+  ${adapter ? "// The AI SDK adapter resolves the package as its own self-reference: it has to bundle too.\n  if (createDoomLoop({ doomLoop: true }).haltVerdict() !== null) throw new Error('a fresh guard halted');\n  " : ''}return Response.json(await run());
+}
+`;
+const CLIENT_PAGE = `'use client';
+import { useEffect } from 'react';
+import { run } from '../app.mjs';
+
+export default function Page() {
+  useEffect(() => {
+    run().then((r) => { globalThis.__result = r; }, (e) => { globalThis.__result = { error: String((e && e.stack) || e) }; });
+  }, []);
+  return <p>consumer</p>;
+}
+`;
+function freePort() {
+  return new Promise((ok, fail) => {
+    const server = createServer();
+    server.on('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => ok(port));
+    });
+  });
+}
+/** `next build` then `next start` for `dir`; runs `use(base URL)` while it serves. */
+async function nextApp(dir, { config = {}, files, webpack = false }, use) {
+  writeFileSync(join(dir, 'next.config.mjs'), `export default ${JSON.stringify(config)};\n`);
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name: 'next-consumer', private: true, type: 'module' }, null, 2)}\n`);
+  for (const [file, text] of Object.entries({ 'app/layout.js': LAYOUT, ...files })) {
+    mkdirSync(join(dir, file, '..'), { recursive: true });
+    writeFileSync(join(dir, file), text);
+  }
+  const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
+  execFileSync(process.execPath, [NEXT, 'build', dir, ...(webpack ? ['--webpack'] : [])], { cwd: dir, env, stdio: ['ignore', 'ignore', 'pipe'], timeout: TIMEOUT_MS });
+  const port = await freePort();
+  const server = spawn(process.execPath, [NEXT, 'start', dir, '-H', '127.0.0.1', '-p', String(port)], { cwd: dir, env, stdio: 'ignore' });
+  try {
+    const base = `http://127.0.0.1:${port}`;
+    for (let tries = 0; ; tries++) {
+      const up = await fetch(`${base}/`).then(() => true, () => false);
+      if (up) break;
+      if (tries > 300 || server.exitCode !== null) throw new Error(`next start did not serve on ${base}`);
+      await new Promise((wait) => setTimeout(wait, 100));
+    }
+    return await use(base);
+  } finally {
+    server.kill('SIGKILL');
+  }
+}
+async function nextRoute(dir, { config, adapter = false, webpack }) {
+  return nextApp(dir, { config, webpack, files: { 'app/api/run/route.js': ROUTE(adapter), 'app/page.js': 'export default function Page() {\n  return <p>server</p>;\n}\n' } }, async (base) => {
+    const response = await fetch(`${base}/api/run`);
+    const text = await response.text();
+    if (!response.ok) throw new Error(`GET /api/run: ${response.status} ${text.slice(0, 300)}`);
+    return JSON.parse(text);
+  });
+}
+const nextClient = (dir, config) => nextApp(dir, { config, files: { 'app/page.js': CLIENT_PAGE } }, (base) => inChromium(`${base}/`));
+
 const MAIN = 'doom-loop-wasm';
 const INLINE = 'doom-loop-wasm/inline';
-// [name, recommended entry, run(dir)]
+// [name, recommended entry, run(dir), {failsWith}?]: with failsWith, the
+// setup passes when it fails with an error matching it.
 const SETUPS = [
   ['esbuild, platform node, ESM output', INLINE, (dir) => esbuildNode(dir, 'esm')],
   ['esbuild, platform node, CJS output', INLINE, (dir) => esbuildNode(dir, 'cjs')],
@@ -260,6 +332,16 @@ const SETUPS = [
   ['Bun bundler, target bun', INLINE, (dir) => bunBuild(dir, 'bun')],
   ['Bun bundler, target node', INLINE, (dir) => bunBuild(dir, 'node')],
   ['Bun bundler, target browser', INLINE, (dir) => bunBuild(dir, 'browser')],
+  // The recipe docs/install.md gives: the package left to Node on the server.
+  ['Next.js 16, route handler, serverExternalPackages, AI SDK adapter', MAIN, (dir) =>
+    nextRoute(dir, { config: { serverExternalPackages: [MAIN] }, adapter: true })],
+  ['Next.js 16 (webpack), route handler, serverExternalPackages, AI SDK adapter', MAIN, (dir) =>
+    nextRoute(dir, { config: { serverExternalPackages: [MAIN] }, adapter: true, webpack: true })],
+  ['Next.js 16, route handler, no configuration', INLINE, (dir) => nextRoute(dir, {})],
+  // Without it, the main entry's error names the fix (not a bare ENOENT).
+  ['Next.js 16, route handler, no configuration, the main entry', MAIN, (dir) => nextRoute(dir, {}), { failsWith: /serverExternalPackages: \['doom-loop-wasm'\]/ }],
+  // A client component is also rendered on the server (its imports run there).
+  ['Next.js 16, client component, serverExternalPackages', MAIN, (dir) => nextClient(dir, { serverExternalPackages: [MAIN] })],
 ];
 
 // ------------------------------------------------------------------- main
@@ -277,7 +359,7 @@ if (reference.fingerprint !== EXPECTED_FINGERPRINT || reference.action === null)
 const slug = (s) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-');
 try {
   let index = 0;
-  for (const [name, entry, run] of SETUPS) {
+  for (const [name, entry, run, expected] of SETUPS) {
     index++;
     if (only.length && !only.some((o) => slug(name).includes(o))) continue;
     const entries = ALL && entry !== MAIN ? [entry, MAIN] : [entry];
@@ -286,9 +368,12 @@ try {
       let outcome;
       try {
         const result = await run(project(`${index}-${slug(name)}-${tried === MAIN ? 'main' : 'inline'}`, tried));
-        outcome = result.fingerprint === reference.fingerprint && result.action === reference.action ? 'ok' : `wrong answer ${JSON.stringify(result)}`;
+        if (expected?.failsWith) outcome = `worked where it should fail with ${expected.failsWith}`;
+        else outcome = result.fingerprint === reference.fingerprint && result.action === reference.action ? 'ok' : `wrong answer ${JSON.stringify(result)}`;
       } catch (error) {
-        outcome = `FAILED: ${String(error?.message ?? error).split('\n').slice(0, 3).join(' | ').slice(0, 300)}`;
+        const message = String(error?.message ?? error);
+        if (expected?.failsWith?.test(message)) outcome = 'ok';
+        else outcome = `FAILED: ${message.split('\n').slice(0, 3).join(' | ').slice(0, 300)}`;
       }
       const counted = tried === entry;
       if (counted) outcome === 'ok' ? passed++ : failed++;
