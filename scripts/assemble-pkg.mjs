@@ -81,7 +81,7 @@ const replayNames = [...new Set([...exportsOf('replay.js'), 'init'])];
 writeFileSync(join(out, 'api.cjs'), commonJs(detectorShim, [...exportsOf('api.js'), ...exportsOf('session.js'), ...exportsOf('adapters/openrouter.js'), 'install']));
 writeFileSync(join(out, 'replay.cjs'), commonJs(toolingShim, [...exportsOf('replay.js'), 'installTooling']));
 
-const entries = ['node.cjs', 'node-sha256.cjs', 'browser.mjs', 'workerd.mjs', 'inline.mjs', 'replay-node.cjs', 'replay-browser.mjs', 'replay-workerd.mjs'];
+const entries = ['node.cjs', 'node-sha256.cjs', 'moved-wasm.cjs', 'node-bundler.mjs', 'browser.mjs', 'workerd.mjs', 'inline.mjs', 'replay-node.cjs', 'replay-browser.mjs', 'replay-workerd.mjs'];
 const types = { main: 'index', replay: 'replay' };
 /** Deno, loading a file by path, finds its types through this header. */
 const selfTypes = (file, dts) => `// @ts-self-types="./${dts}"\n${file}`;

@@ -21,22 +21,14 @@ api.replayTranscript = function replayTranscript(...args) {
 module.exports = api;
 
 /**
- * The CommonJS glue, which reads doom_loop_bg.wasm beside this file. A
- * bundler that moved this file without the .wasm (Next.js, one-file server
- * bundles) leaves an ENOENT naming a path nobody wrote: say what happened
- * and the fix instead, keeping the original as the cause.
+ * The CommonJS glue, which reads doom_loop_bg.wasm beside this file; a
+ * bundler that moved this file without it gets an error naming the fix.
  */
 function requireGlue() {
   try {
     return require('./doom_loop_node.cjs');
   } catch (error) {
     if (error?.code !== 'ENOENT' || !String(error.path).endsWith('doom_loop_bg.wasm')) throw error;
-    throw new Error(
-      `doom-loop-wasm: cannot read its WebAssembly module at ${error.path}: a bundler moved the package's Node entry ` +
-        "away from doom_loop_bg.wasm. In Next.js, add serverExternalPackages: ['doom-loop-wasm'] to next.config; in a " +
-        "one-file server bundle (esbuild, webpack target node, bun build), import 'doom-loop-wasm/inline' instead " +
-        '(docs/install.md, "Next.js").',
-      { cause: error },
-    );
+    throw require('./moved-wasm.cjs')(error.path, error);
   }
 }

@@ -328,20 +328,26 @@ const SETUPS = [
   ['Vite 8 dev server', MAIN, (dir) => viteDev(dir, 'vite')],
   ['Vite 8 dev server, optimizeDeps.exclude', MAIN, (dir) => viteDev(dir, 'vite', { optimizeDeps: { exclude: [MAIN] } })],
   ['webpack 5, target web', MAIN, (dir) => webpackBuild(dir, 'web')],
-  ['webpack 5, target node', INLINE, (dir) => webpackBuild(dir, 'node')],
+  // webpack takes the `module` condition's entry and emits the .wasm beside its output.
+  ['webpack 5, target node', MAIN, (dir) => webpackBuild(dir, 'node')],
   ['Bun bundler, target bun', INLINE, (dir) => bunBuild(dir, 'bun')],
   ['Bun bundler, target node', INLINE, (dir) => bunBuild(dir, 'node')],
   ['Bun bundler, target browser', INLINE, (dir) => bunBuild(dir, 'browser')],
-  // The recipe docs/install.md gives: the package left to Node on the server.
-  ['Next.js 16, route handler, serverExternalPackages, AI SDK adapter', MAIN, (dir) =>
-    nextRoute(dir, { config: { serverExternalPackages: [MAIN] }, adapter: true })],
+  // Turbopack (Next's default) takes the `module` condition's entry, whose .wasm it emits.
+  ['Next.js 16, route handler, AI SDK adapter', MAIN, (dir) => nextRoute(dir, { adapter: true })],
+  // A client component is rendered on the server too, where Turbopack hands
+  // the module's URL to the browser (/_next/static/…): the package is left
+  // to Node there, and without that the error names the fix.
+  ['Next.js 16, client component, serverExternalPackages', MAIN, (dir) => nextClient(dir, { serverExternalPackages: [MAIN] })],
+  ['Next.js 16, client component, no configuration', MAIN, (dir) => nextClient(dir), { failsWith: /serverExternalPackages: \['doom-loop-wasm'\]/ }],
+  // Next's webpack build needs the package left to Node (docs/install.md) …
   ['Next.js 16 (webpack), route handler, serverExternalPackages, AI SDK adapter', MAIN, (dir) =>
     nextRoute(dir, { config: { serverExternalPackages: [MAIN] }, adapter: true, webpack: true })],
-  ['Next.js 16, route handler, no configuration', INLINE, (dir) => nextRoute(dir, {})],
-  // Without it, the main entry's error names the fix (not a bare ENOENT).
-  ['Next.js 16, route handler, no configuration, the main entry', MAIN, (dir) => nextRoute(dir, {}), { failsWith: /serverExternalPackages: \['doom-loop-wasm'\]/ }],
-  // A client component is also rendered on the server (its imports run there).
-  ['Next.js 16, client component, serverExternalPackages', MAIN, (dir) => nextClient(dir, { serverExternalPackages: [MAIN] })],
+  // … or /inline; without either, the main entry's error names the fix.
+  ['Next.js 16 (webpack), route handler, no configuration', INLINE, (dir) => nextRoute(dir, { webpack: true })],
+  ['Next.js 16 (webpack), route handler, no configuration, the main entry', MAIN, (dir) => nextRoute(dir, { webpack: true }), {
+    failsWith: /serverExternalPackages: \['doom-loop-wasm'\]/,
+  }],
 ];
 
 // ------------------------------------------------------------------- main
