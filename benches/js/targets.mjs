@@ -120,7 +120,8 @@ export function obstacle(allowed, parts, show, actual) {
   const sum = `${parts.map(([name, x]) => `${name} ${show(x)}`).join(' + ')}${parts.length > 1 ? ` = ${show(total)}` : ''}`;
   if (total > allowed) return { text: `${sum}, more than the ${show(allowed)} it allows: out of reach`, bounded: true };
   const left = allowed - total;
-  const rest = Number.isFinite(actual) && actual > total ? `; the rest takes ${show(actual - total)}, ${((actual - total) / left).toFixed(1)}× that` : '';
+  const times = (actual - total) / left;
+  const rest = Number.isFinite(actual) && actual > total ? `; the rest takes ${show(actual - total)}, ${times > 10 ? 'over 10' : times.toFixed(1)}× that` : '';
   return { text: `${sum} of the ${show(allowed)} it allows, ${show(left)} left for the rest${rest}`, bounded: false };
 }
 

@@ -83,6 +83,7 @@ test('a missed target names the work in its way, out of reach only when that wor
   assert.equal(obstacle(4, [['a', 1]], us).text, 'a 1 µs of the 4 µs it allows, 3 µs left for the rest');
   // With the package's own time: how much faster the rest would have to get.
   assert.equal(obstacle(4, [['a', 1]], us, 7).text, 'a 1 µs of the 4 µs it allows, 3 µs left for the rest; the rest takes 6 µs, 2.0× that');
+  assert.match(obstacle(4, [['a', 3.9]], us, 7).text, /the rest takes 3\.1 µs, over 10× that$/);
   assert.deepEqual(obstacle(4, [['a', 1], ['b', undefined]], us), { text: 'not timed by this run', bounded: null });
   assert.deepEqual(obstacle(Number.NaN, [['a', 1]], us).bounded, null);
 });
