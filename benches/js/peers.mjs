@@ -15,8 +15,8 @@
 // native JSON.stringify plus the read-only check that parity needs, as
 // node.cjs installs it) and the cheapest SHA-256 of the canonical text the
 // runtime has (the one-shot crypto.hash, else createHash) — work no
-// fingerprint by this design can skip; for a record, the package's bare
-// fingerprint of the same call (a record fingerprints its call first).
+// fingerprint by this design can skip; for a record, the same two for its
+// arguments, parse included (both sides of that race parse them).
 //
 // Shapes: a 150 B argument object, 1.4 MB of many small objects (20,000
 // rows × 4 fields), one 1 MB string argument (an edit carrying a file),
@@ -178,7 +178,6 @@ for (const [label, argsOf, canonicalOf] of [
     {
       package: (i) => monitor.recordToolCallSync('bash', argsOf(i), i),
       reference: (i) => ref('bash', argsOf(i), i),
-      fingerprint: (i) => pkg.fingerprintToolCallSync('bash', argsOf(i)),
       lowering: (i) => lowerKeyMaterialForIo(argsOf(i)),
       hash: (i) => cheapestHex(canonicalOf(i)),
     },
