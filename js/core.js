@@ -54,8 +54,26 @@ export function install(exports, host = {}) {
   bytes = new Uint8Array(0);
 }
 
+/** How the entry loads the module on the first call, when it defers that (node-bundler.mjs). */
+let loadOnFirstCall;
+
+/**
+ * Called by an entry instead of `install` at import: `load` installs on the
+ * first call (or `init()`), and throws its error there, to every call,
+ * until it succeeds.
+ */
+export function installOnFirstCall(load) {
+  loadOnFirstCall = load;
+}
+
+/** The installed exports, after the deferred load when the entry deferred it. */
+export function ready() {
+  if (core === undefined && loadOnFirstCall !== undefined) loadOnFirstCall();
+  return core;
+}
+
 export function assertReady() {
-  if (core === undefined) {
+  if (ready() === undefined) {
     throw new Error(
       'doom-loop-wasm is not initialised yet: `await init()` before the first call (browsers load the .wasm asynchronously)',
     );

@@ -14,13 +14,13 @@
 // files (the CommonJS build concatenates them).
 
 import { lower, lowerKeyMaterial, lowerKeyMaterialForIo, ioText, ioStrings, wrapIoText, textArg } from './lower.js';
-import { core, writeLowered, readText, readCompact } from './core.js';
+import { ready, writeLowered, readText, readCompact } from './core.js';
 import { toolingGlue } from './tooling.js';
 import { resolveOptionWith, resolveLoopKeyWith, coreConfig } from './option.js';
 
 /** The wasm exports a session runs on: the main entry's, else the replay entry's. */
 function sessionGlue() {
-  const glue = core ?? toolingGlue();
+  const glue = ready() ?? toolingGlue();
   if (glue === undefined) {
     throw new Error(
       'doom-loop-wasm is not initialised yet: `await init()` before the first DoomLoopSession (browsers load the .wasm asynchronously)',
