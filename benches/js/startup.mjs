@@ -22,9 +22,8 @@
 // Usage: node benches/js/startup.mjs [--runs N] [--json FILE]   (N ≥ 30; default 40)
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { gzipSync } from 'node:zlib';
-import { loadavg } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 

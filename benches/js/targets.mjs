@@ -113,9 +113,14 @@ export function obstacle(allowed, parts, show, actual) {
   const sum = `${parts.map(([name, x]) => `${name} ${show(x)}`).join(' + ')}${parts.length > 1 ? ` = ${show(total)}` : ''}`;
   if (total > allowed) return { text: `${sum}, more than the ${show(allowed)} it allows: out of reach`, bounded: true };
   const left = allowed - total;
-  const times = (actual - total) / left;
-  const rest = Number.isFinite(actual) && actual > total ? `; the rest takes ${show(actual - total)}, ${times > 10 ? 'over 10' : times.toFixed(1)}× that` : '';
-  return { text: `${sum} of the ${show(allowed)} it allows, ${show(left)} left for the rest${rest}`, bounded: false };
+  return { text: `${sum} of the ${show(allowed)} it allows, ${show(left)} left for the rest${restAgainst(actual - total, left, show)}`, bounded: false };
+}
+
+/** How much faster the rest of the package's work (`rest`, NaN when unknown) would have to get to fit in `left`. */
+function restAgainst(rest, left, show) {
+  if (!(rest > 0)) return '';
+  const factor = rest / left;
+  return `; the rest takes ${show(rest)}, ${factor > 10 ? 'over 10' : factor.toFixed(1)}× that`;
 }
 
 const fmtNs = (ns) => (ns >= 1e6 ? `${(ns / 1e6).toFixed(2)} ms` : ns >= 1e3 ? `${(ns / 1e3).toFixed(2)} µs` : `${ns.toFixed(0)} ns`);

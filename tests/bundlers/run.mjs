@@ -315,7 +315,7 @@ async function nextRoute(dir, { config, adapter = false, webpack }) {
     return JSON.parse(text);
   });
 }
-const nextClient = (dir, config) => nextApp(dir, { config, files: { 'app/page.js': CLIENT_PAGE } }, (base) => inChromium(`${base}/`));
+const nextClient = (dir) => nextApp(dir, { files: { 'app/page.js': CLIENT_PAGE } }, (base) => inChromium(`${base}/`));
 
 const MAIN = 'doom-loop-wasm';
 const INLINE = 'doom-loop-wasm/inline';
