@@ -152,7 +152,7 @@ bench: build
 	node benches/js/adapter-ai-sdk.mjs
 	node benches/js/adapter-langchain.mjs
 	node benches/js/session.mjs
-	node benches/js/targets.mjs target/bench-peers.json target/bench-startup.json target/criterion --json target/bench-targets.json
+	node benches/js/targets.mjs target/bench-peers.json target/bench-startup.json target/criterion target/bench-hook.json --json target/bench-targets.json
 
 ## The whole shared trajectory set evaluated under the reference defaults,
 ## timed natively (release) and through the package's wasm (median of five).
