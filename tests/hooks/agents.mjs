@@ -11,7 +11,13 @@
 // optional dependency, no install script), run as `codex exec` with
 // CODEX_HOME in the sandbox and a custom model provider (`-c
 // model_providers.…`, `wire_api = "responses"`) on 127.0.0.1 with a dummy
-// key. Each run gets a fresh HOME, scratch directory and state directory;
+// key. GitHub Copilot CLI: the pinned @github/copilot's platform package
+// ships the `copilot` binary (npm's optional dependency, no install
+// script), run as `copilot -p` in its offline mode (COPILOT_OFFLINE: no
+// GitHub sign-in, telemetry, web tools or update check) with a custom model
+// provider (COPILOT_PROVIDER_BASE_URL, the Responses wire API) on 127.0.0.1;
+// it unpacks itself into one cache shared by the runs
+// (node_modules/.cache/copilot-hooks). Each run gets a fresh HOME, scratch directory and state directory;
 // nothing reaches past the loopback interface.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, writeFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -27,6 +33,9 @@ export const doomloop = process.env.DOOMLOOP_BIN || join(root, 'target/release/d
 const arch = process.arch === 'arm64' ? 'arm64' : 'x64';
 export const claudeBin = join(root, `node_modules/@anthropic-ai/claude-code-linux-${arch}/claude`);
 export const geminiJs = join(root, 'node_modules/@google/gemini-cli/bundle/gemini.js');
+export const copilotBin = join(root, `node_modules/@github/copilot-linux-${arch}/copilot`);
+/** Where the copilot binary unpacks itself (XDG_CACHE_HOME), shared by the runs: about 240 MB. */
+export const copilotCache = join(root, 'node_modules/.cache/copilot-hooks');
 export const codexBin = join(root, `node_modules/@openai/codex-linux-${arch}/vendor/${arch === 'arm64' ? 'aarch64' : 'x86_64'}-unknown-linux-musl/bin/codex`);
 
 /** A fresh HOME, scratch dir and state dir, with `files` written into the scratch dir. */
@@ -157,6 +166,32 @@ export async function runCodex(script, { files, hookArgs = [], prompt = 'Do the 
   }));
   const events = run.stdout.split('\n').filter(Boolean).map(jsonOrNull).filter(Boolean);
   return { ...run, events, hooks };
+}
+
+/**
+ * `copilot -p PROMPT` with the hook installed in the user's hooks directory
+ * (`doomloop hook install copilot`), answered by `script(body, turn, dirs)`.
+ */
+export async function runCopilot(script, { files, hookArgs = [], prompt = 'Do the task.' } = {}) {
+  const dirs = sandbox(files);
+  const command = `${doomloop} hook copilot --state-dir ${dirs.state} ${hookArgs.join(' ')}`.trim();
+  const installed = spawnSync(doomloop, ['hook', 'install', 'copilot', '--user', '--command', command], { env: { ...process.env, HOME: dirs.home, COPILOT_HOME: '' }, encoding: 'utf8' });
+  if (installed.status !== 0) throw new Error(`hook install failed: ${installed.stderr}`);
+  const start = (s) => startResponsesServer(s, { completedOutput: true });
+  const run = await runAgent(start, script, dirs, (server) => ({
+    bin: copilotBin,
+    args: ['-p', prompt, '--allow-all-tools', '--no-auto-update', '--disable-client-telemetry', '--output-format', 'json'],
+    env: {
+      XDG_CACHE_HOME: copilotCache,
+      COPILOT_OFFLINE: 'true',
+      COPILOT_PROVIDER_BASE_URL: server.url,
+      COPILOT_PROVIDER_WIRE_API: 'responses',
+      COPILOT_PROVIDER_API_KEY: 'scripted-test-key',
+      COPILOT_MODEL: 'gpt-5.1',
+    },
+  }));
+  const events = run.stdout.split('\n').filter(Boolean).map(jsonOrNull).filter(Boolean);
+  return { ...run, events, hooks: join(dirs.home, '.copilot', 'hooks', 'doom-loop.json') };
 }
 
 /** The state files a run left. */

@@ -9,6 +9,10 @@
 // any other request gets a short text answer; `GET …/models` an empty list.
 //
 // A turn is { text?, calls?: [{ name, args, id? }] } or a string (text only).
+//
+// `{ completedOutput: true }` also lists the output items in
+// `response.completed` (GitHub Copilot CLI reads them there; Codex reads
+// the `output_item.done` events).
 
 import { startScriptedServer } from './scripted-server.mjs';
 
@@ -53,31 +57,31 @@ function utility(method, path) {
   return null;
 }
 
-export async function startResponsesServer(script) {
+export async function startResponsesServer(script, { completedOutput = false } = {}) {
   /** Per main-loop turn: the call ids the scripted response issued. */
   const issued = [];
   let seq = 0;
   const respond = (res, answer, { main }) => {
     const id = `resp_${++seq}`;
+    const output = [];
+    const item = (value) => {
+      output.push(value);
+      sse(res, { type: 'response.output_item.done', output_index: output.length - 1, item: value });
+    };
     const calls = (answer.calls || []).map((c, i) => ({ ...c, id: c.id || `call_${seq}_${i}` }));
     if (main) issued.push(calls.map((c) => c.id));
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     sse(res, { type: 'response.created', response: { id } });
     if (answer.text) {
-      sse(res, {
-        type: 'response.output_item.done',
-        item: { type: 'message', role: 'assistant', id: `msg_${seq}`, content: [{ type: 'output_text', text: answer.text }] },
-      });
+      item({ type: 'message', role: 'assistant', id: `msg_${seq}`, content: [{ type: 'output_text', text: answer.text }] });
     }
     calls.forEach((c, i) => {
-      sse(res, {
-        type: 'response.output_item.done',
-        item: { type: 'function_call', id: `fc_${seq}_${i}`, call_id: c.id, name: c.name, arguments: JSON.stringify(c.args || {}) },
-      });
+      item({ type: 'function_call', id: `fc_${seq}_${i}`, call_id: c.id, name: c.name, arguments: JSON.stringify(c.args || {}) });
     });
+    const usage = { input_tokens: 10, input_tokens_details: null, output_tokens: 5, output_tokens_details: null, total_tokens: 15 };
     sse(res, {
       type: 'response.completed',
-      response: { id, usage: { input_tokens: 10, input_tokens_details: null, output_tokens: 5, output_tokens_details: null, total_tokens: 15 } },
+      response: completedOutput ? { id, object: 'response', status: 'completed', output, usage } : { id, usage },
     });
     res.end();
   };

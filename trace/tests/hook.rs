@@ -358,3 +358,233 @@ fn reinstalling_a_command_without_the_word_doomloop_replaces_it() {
     };
     assert_eq!(pre.len(), 1);
 }
+
+/// A Copilot CLI event in its PascalCase ("VS Code compatible") format, as
+/// 1.0.102 sends it to a hook the installer registered.
+fn copilot_pre(tool: &str, input: &str) -> String {
+    format!(
+        r#"{{"hook_event_name":"PreToolUse","session_id":"cp","timestamp":"2026-12-06T14:19:58.934Z","cwd":"/w","tool_name":"{tool}","tool_input":{input}}}"#
+    )
+}
+
+fn copilot_post(tool: &str, input: &str, output: &str) -> String {
+    format!(
+        r#"{{"hook_event_name":"PostToolUse","session_id":"cp","timestamp":"2026-12-06T14:19:58.998Z","cwd":"/w","tool_name":"{tool}","tool_input":{input},"tool_result":{{"result_type":"success","text_result_for_llm":"{output}"}}}}"#
+    )
+}
+
+/// `permissionRequest` comes in camelCase whatever the configured name.
+fn copilot_permission(tool: &str) -> String {
+    format!(
+        r#"{{"hookName":"permissionRequest","sessionId":"cp","timestamp":1796566798963,"cwd":"/w","toolName":"{tool}","toolInput":{{"command":"sh fail.sh"}},"permissionSuggestions":[]}}"#
+    )
+}
+
+const COPILOT_PROMPT: &str = r#"{"hook_event_name":"UserPromptSubmit","session_id":"cp","timestamp":"2026-12-06T14:19:58.851Z","cwd":"/w","prompt":"go on"}"#;
+
+fn copilot_denial(answer: &str) -> Option<String> {
+    let value = parse(answer.trim()).ok()?;
+    let object = value.as_object()?;
+    (object.get("permissionDecision")?.as_js_string()? == "deny").then(|| {
+        object
+            .get("permissionDecisionReason")?
+            .as_js_string()
+            .map(|r| r.to_string())
+    })?
+}
+
+/// One shell call the way Copilot runs it: `PreToolUse`, then (if allowed)
+/// `permissionRequest`, then (if that allowed too) `PostToolUse` with the
+/// shell's output, whose last line names a new shell every time.
+fn copilot_shell_call(session: &mut Session, n: usize) -> (String, Option<String>) {
+    let input = format!(r#"{{"command":"sh fail.sh","description":"run it, attempt {n}"}}"#);
+    let pre = session.send(&copilot_pre("Bash", &input));
+    if !pre.is_empty() {
+        return (pre, None);
+    }
+    let permission = session.send(&copilot_permission("bash"));
+    if permission.is_empty() {
+        let output = format!("cat: missing.txt: No such file or directory\\n<shellId: {n} completed with exit code 1>");
+        assert_eq!(session.send(&copilot_post("Bash", &input, &output)), "");
+    }
+    (pre, Some(permission))
+}
+
+/// Copilot has no event that ends a session from `PreToolUse`; its
+/// `permissionRequest` answer `interrupt: true` does. Under the reference
+/// ladder the third identical failing call is denied and the sixth reaches
+/// its permission request, which ends the session.
+#[test]
+fn copilot_refuses_the_third_identical_call_and_ends_the_session_at_the_sixths_permission_request() {
+    let mut session = Session::with_option(Agent::Copilot, "true");
+    let answers: Vec<_> = (1..=6).map(|n| copilot_shell_call(&mut session, n)).collect();
+    for (pre, permission) in &answers[..2] {
+        assert_eq!((pre.as_str(), permission.as_deref()), ("", Some("")));
+    }
+    for (n, (pre, permission)) in answers[2..5].iter().enumerate() {
+        let reason = copilot_denial(pre).unwrap_or_else(|| panic!("{pre}"));
+        assert!(
+            reason.contains(&format!("invoked in {} consecutive rounds", n + 3)),
+            "{reason}"
+        );
+        assert_eq!(*permission, None, "a denied call asks no permission");
+    }
+    let (pre, permission) = &answers[5];
+    assert_eq!(pre, "", "the stop goes to the permission request");
+    let stop = parse(permission.as_deref().unwrap().trim()).unwrap();
+    let stop = stop.as_object().unwrap();
+    assert_eq!(stop.get("behavior").unwrap().as_js_string().unwrap(), "deny");
+    assert_eq!(stop.get("interrupt"), Some(&Value::Bool(true)));
+    assert!(stop
+        .get("message")
+        .unwrap()
+        .as_js_string()
+        .unwrap()
+        .to_string()
+        .contains("invoked in 6 consecutive rounds"));
+    // A new prompt lifts the stop.
+    assert_eq!(session.send(COPILOT_PROMPT), "");
+    assert_eq!(
+        session.send(&copilot_pre("Bash", r#"{"command":"ls","description":"d"}"#)),
+        ""
+    );
+    assert_eq!(session.send(&copilot_permission("bash")), "");
+}
+
+/// A tool Copilot asks no permission for (its file viewer) cannot end the
+/// session: a stop denies the call before it runs.
+#[test]
+fn copilot_a_stopped_call_of_a_tool_without_permission_request_is_denied() {
+    let mut session = Session::with_option(
+        Agent::Copilot,
+        r#"{"ladder":{"observe":false,"steer":false,"block":false,"stop":2}}"#,
+    );
+    let input = r#"{"path":"/w/notes.txt"}"#;
+    assert_eq!(session.send(&copilot_pre("Read", input)), "");
+    session.send(&copilot_post("Read", input, "the notes"));
+    let answer = session.send(&copilot_pre("Read", input));
+    let reason = copilot_denial(&answer).unwrap_or_else(|| panic!("{answer}"));
+    assert!(reason.contains("invoked in 2 consecutive rounds"), "{reason}");
+    // Every later call is denied with the stop verdict too.
+    assert!(copilot_denial(&session.send(&copilot_pre("Read", r#"{"path":"/w/other"}"#))).is_some());
+}
+
+/// The `<shellId: N …>` line Copilot's shell appends differs at every call;
+/// the outcome-aware default option must still see the same failure.
+#[test]
+fn copilot_shell_ids_do_not_make_a_repeated_failure_look_new() {
+    let mut session = Session::new(Agent::Copilot);
+    let answers: Vec<_> = (1..=3).map(|n| copilot_shell_call(&mut session, n).0).collect();
+    assert_eq!(&answers[..2], ["", ""]);
+    assert!(copilot_denial(&answers[2]).is_some(), "{}", answers[2]);
+}
+
+/// Copilot names no round: calls that start while another of the round is
+/// still running belong to one response (it runs them concurrently), and
+/// count once.
+#[test]
+fn copilot_calls_running_together_count_as_one_round() {
+    let mut session = Session::with_option(Agent::Copilot, "true");
+    let input = r#"{"command":"cat x","description":"d"}"#;
+    let post = |session: &mut Session| session.send(&copilot_post("Bash", input, "no such file"));
+    // Round 1: two calls start, then both return.
+    assert_eq!(session.send(&copilot_pre("Bash", input)), "");
+    assert_eq!(session.send(&copilot_pre("Bash", input)), "");
+    post(&mut session);
+    post(&mut session);
+    // Round 2.
+    assert_eq!(session.send(&copilot_pre("Bash", input)), "");
+    post(&mut session);
+    // Round 3: refused (three rounds, not four calls).
+    let third = session.send(&copilot_pre("Bash", input));
+    let reason = copilot_denial(&third).unwrap_or_else(|| panic!("{third}"));
+    assert!(reason.contains("invoked in 3 consecutive rounds"), "{reason}");
+}
+
+/// A hook set up by hand from Copilot's docs, with camelCase event names,
+/// gets payloads without an event name (and `toolArgs`, `toolResult`):
+/// they are told apart by their fields and decided the same way.
+#[test]
+fn copilot_camel_case_payloads_are_read_like_the_pascal_case_ones() {
+    let mut session = Session::with_option(Agent::Copilot, "true");
+    let pre = r#"{"sessionId":"cc","timestamp":1796566798934,"cwd":"/w","toolName":"bash","toolArgs":{"command":"cat x","description":"d"}}"#;
+    // Some versions send the arguments as a JSON string.
+    let pre_string = r#"{"sessionId":"cc","timestamp":1,"cwd":"/w","toolName":"bash","toolArgs":"{\"command\":\"cat x\",\"description\":\"e\"}"}"#;
+    let post = r#"{"sessionId":"cc","timestamp":1796566798998,"cwd":"/w","toolName":"bash","toolArgs":{"command":"cat x","description":"d"},"toolResult":{"resultType":"success","textResultForLlm":"no such file\n<shellId: 4 completed with exit code 1>"}}"#;
+    let failure = r#"{"sessionId":"cc","timestamp":1,"cwd":"/w","toolName":"bash","toolArgs":"{\"command\":\"cat x\",\"description\":\"e\"}","error":"boom"}"#;
+    let names: Vec<String> = [
+        pre,
+        post,
+        failure,
+        r#"{"sessionId":"cc","timestamp":1,"cwd":"/w","prompt":"hi"}"#,
+    ]
+    .iter()
+    .map(|e| read_event(Agent::Copilot, e.as_bytes()).unwrap().name)
+    .collect();
+    assert_eq!(
+        names,
+        ["PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit"]
+    );
+    assert_eq!(session.send(pre), "");
+    session.send(post);
+    assert_eq!(session.send(pre_string), "");
+    session.send(failure);
+    assert!(copilot_denial(&session.send(pre)).is_some());
+}
+
+#[test]
+fn copilot_steer_guidance_is_appended_to_the_tool_result() {
+    let mut session = Session::with_option(
+        Agent::Copilot,
+        r#"{"ladder":{"observe":false,"steer":2,"block":false,"stop":false}}"#,
+    );
+    let input = r#"{"command":"ls","description":"d"}"#;
+    session.send(&copilot_pre("Bash", input));
+    assert_eq!(session.send(&copilot_post("Bash", input, "a")), "");
+    session.send(&copilot_pre("Bash", input));
+    let answer = session.send(&copilot_post("Bash", input, "a"));
+    let value = parse(answer.trim()).unwrap();
+    let context = value.as_object().unwrap().get("additionalContext").unwrap();
+    assert!(context
+        .as_js_string()
+        .unwrap()
+        .to_string()
+        .contains("Doom loop suspected"));
+}
+
+#[test]
+fn copilot_install_writes_its_own_hooks_file_and_keeps_other_entries() {
+    let existing = r#"{"version":1,"note":"mine","hooks":{"PreToolUse":[{"type":"command","bash":"audit.sh","timeoutSec":5}],"Stop":[{"type":"command","bash":"notify.sh"}]}}"#;
+    let once = merge(Agent::Copilot, Some(existing), "doomloop hook copilot").unwrap();
+    let twice = merge(Agent::Copilot, Some(&pretty(&once)), "/opt/bin/doomloop hook copilot").unwrap();
+    let file = twice.as_object().unwrap();
+    assert_eq!(file.get("version"), Some(&Value::Number(1.0)));
+    assert_eq!(file.get("note").unwrap().as_js_string().unwrap(), "mine");
+    let hooks = file.get("hooks").unwrap().as_object().unwrap();
+    for event in [
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PermissionRequest",
+        "UserPromptSubmit",
+    ] {
+        let Some(Value::Array(entries)) = hooks.get(event) else {
+            panic!("{event}")
+        };
+        let ours: Vec<_> = entries
+            .iter()
+            .filter(|e| doom_loop::json::to_json(e).contains("hook copilot"))
+            .collect();
+        assert_eq!(ours.len(), 1, "{event}");
+        assert_eq!(
+            doom_loop::json::to_json(ours[0]),
+            r#"{"type":"command","bash":"/opt/bin/doomloop hook copilot"}"#
+        );
+    }
+    let Some(Value::Array(pre)) = hooks.get("PreToolUse") else {
+        panic!()
+    };
+    assert!(doom_loop::json::to_json(&pre[0]).contains("audit.sh"));
+    assert!(hooks.get("Stop").is_some());
+    assert!(merge(Agent::Copilot, Some(r#"{"hooks":{"PreToolUse":{}}}"#), "x").is_err());
+}

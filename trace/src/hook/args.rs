@@ -23,6 +23,8 @@ pub enum HookCommand {
     GeminiCli(RunArgs),
     /// Answer one Codex CLI hook event (JSON on stdin); Codex runs this
     Codex(RunArgs),
+    /// Answer one GitHub Copilot CLI hook event (JSON on stdin); Copilot runs this
+    Copilot(RunArgs),
     /// Print or merge the settings entry that makes an agent run the hook
     Install(InstallArgs),
 }
@@ -47,6 +49,8 @@ pub enum AgentName {
     GeminiCli,
     /// Codex CLI
     Codex,
+    /// GitHub Copilot CLI
+    Copilot,
 }
 
 /// `doomloop hook install`.
@@ -55,10 +59,10 @@ pub struct InstallArgs {
     /// The agent
     #[arg(value_enum)]
     pub agent: AgentName,
-    /// The user's settings (~/.claude/settings.json, ~/.gemini/settings.json, $CODEX_HOME or ~/.codex/hooks.json; the default)
+    /// The user's settings (~/.claude/settings.json, ~/.gemini/settings.json, $CODEX_HOME or ~/.codex/hooks.json, $COPILOT_HOME or ~/.copilot/hooks/doom-loop.json; the default)
     #[arg(long, conflicts_with = "project")]
     pub user: bool,
-    /// The project's settings (.claude/settings.json, .gemini/settings.json, .codex/hooks.json in the current directory)
+    /// The project's settings (.claude/settings.json, .gemini/settings.json, .codex/hooks.json, .github/hooks/doom-loop.json in the current directory)
     #[arg(long)]
     pub project: bool,
     /// Print the merged settings instead of writing them
@@ -112,6 +116,7 @@ pub fn main(command: HookCommand, host: &mut dyn Host) -> Result<(), String> {
         HookCommand::ClaudeCode(args) => hook(Agent::ClaudeCode, &args, host),
         HookCommand::GeminiCli(args) => hook(Agent::GeminiCli, &args, host),
         HookCommand::Codex(args) => hook(Agent::Codex, &args, host),
+        HookCommand::Copilot(args) => hook(Agent::Copilot, &args, host),
         HookCommand::Install(args) => return install_main(&args, host),
     }
     Ok(())
@@ -162,6 +167,7 @@ fn install_main(args: &InstallArgs, host: &mut dyn Host) -> Result<(), String> {
         AgentName::ClaudeCode => Agent::ClaudeCode,
         AgentName::GeminiCli => Agent::GeminiCli,
         AgentName::Codex => Agent::Codex,
+        AgentName::Copilot => Agent::Copilot,
     };
     if let Some(text) = &args.run.option {
         crate::cli::read_json(text, "--option")?;
@@ -181,8 +187,15 @@ fn install_main(args: &InstallArgs, host: &mut dyn Host) -> Result<(), String> {
         .current_dir()
         .map_err(|e| format!("cannot tell the current directory: {e}"))?;
     let codex_home = host.env_var("CODEX_HOME").filter(|v| !v.is_empty()).map(PathBuf::from);
+    let copilot_home = host
+        .env_var("COPILOT_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
     let path = match (scope, &home, &codex_home) {
         (Scope::User, _, Some(codex_home)) if agent == Agent::Codex => install::codex_user_hooks(codex_home),
+        (Scope::User, _, _) if agent == Agent::Copilot && copilot_home.is_some() => {
+            super::copilot::hooks_path(scope, Path::new("/"), copilot_home.as_deref(), &cwd)
+        }
         (Scope::User, None, _) => return Err("HOME is not set; use --project or --print".into()),
         (_, home, _) => install::settings_path(agent, scope, home.as_deref().unwrap_or(Path::new("/")), &cwd),
     };

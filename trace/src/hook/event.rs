@@ -1,4 +1,5 @@
-//! The hook events of Claude Code, Gemini CLI and Codex CLI, read into one shape.
+//! The hook events of Claude Code, Gemini CLI and Codex CLI, read into one
+//! shape (GitHub Copilot CLI's, in two payload formats, in [`super::copilot`]).
 //!
 //! All three agents run a command with one JSON object on stdin per event. The
 //! fields read here are the ones each agent's own source writes (Claude
@@ -22,6 +23,8 @@ pub enum Agent {
     GeminiCli,
     /// OpenAI's Codex CLI (`@openai/codex`).
     Codex,
+    /// GitHub Copilot CLI (`@github/copilot`).
+    Copilot,
 }
 
 impl Agent {
@@ -31,6 +34,7 @@ impl Agent {
             Agent::ClaudeCode => "claude-code",
             Agent::GeminiCli => "gemini-cli",
             Agent::Codex => "codex",
+            Agent::Copilot => "copilot",
         }
     }
 
@@ -40,6 +44,7 @@ impl Agent {
             "claude-code" => Some(Agent::ClaudeCode),
             "gemini-cli" => Some(Agent::GeminiCli),
             "codex" => Some(Agent::Codex),
+            "copilot" => Some(Agent::Copilot),
             _ => None,
         }
     }
@@ -85,6 +90,13 @@ pub enum Kind {
         /// It failed.
         failed: bool,
     },
+    /// Copilot's `permissionRequest`: it is about to ask whether a call
+    /// may run (after `PreToolUse` allowed it) — where a stop can end the
+    /// session.
+    Permission {
+        /// The tool (`bash`: Copilot's own names, lowercase).
+        tool: String,
+    },
     /// Any other event (`Stop`, `SessionEnd`, `Notification`, …): nothing to decide.
     Other(String),
 }
@@ -128,6 +140,9 @@ fn without_process_ids(output: &Value) -> Value {
 /// # Errors
 /// A message naming the missing or mistyped field.
 pub fn parse_event(agent: Agent, value: &Value) -> Result<Event, String> {
+    if agent == Agent::Copilot {
+        return super::copilot::parse_event(value);
+    }
     let object = value.as_object().ok_or("the event is not a JSON object")?;
     let session_id = text(object, "session_id").ok_or("the event has no string `session_id`")?;
     if session_id.is_empty() {

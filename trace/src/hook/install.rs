@@ -14,7 +14,10 @@
 //! `PreModelRequest` (a round's end) and `UserPromptSubmit`; its `hooks`
 //! feature is on by default in 0.169, but it runs a user's or project's
 //! hook only once the user has reviewed it (the install says so).
-//! All three read the same shape: `hooks.EVENT = [{matcher, hooks: [{type:
+//! GitHub Copilot CLI: a file of its own, `doom-loop.json`, in
+//! `$COPILOT_HOME/hooks/` (else `~/.copilot/hooks/`) or `.github/hooks/`,
+//! of Copilot's shape ([`super::copilot`]).
+//! The first three read the same shape: `hooks.EVENT = [{matcher, hooks: [{type:
 //! "command", command}]}]`.
 
 use std::path::{Path, PathBuf};
@@ -55,6 +58,14 @@ pub fn events(agent: Agent) -> &'static [(&'static str, bool)] {
             ("PreModelRequest", false),
             ("UserPromptSubmit", false),
         ],
+        // Copilot's entries take no matcher: every call.
+        Agent::Copilot => &[
+            ("PreToolUse", false),
+            ("PostToolUse", false),
+            ("PostToolUseFailure", false),
+            ("PermissionRequest", false),
+            ("UserPromptSubmit", false),
+        ],
     }
 }
 
@@ -63,6 +74,7 @@ pub fn events(agent: Agent) -> &'static [(&'static str, bool)] {
 /// ([`codex_user_hooks`]).
 pub fn settings_path(agent: Agent, scope: Scope, home: &Path, cwd: &Path) -> PathBuf {
     let (dir, file) = match agent {
+        Agent::Copilot => return super::copilot::hooks_path(scope, home, None, cwd),
         Agent::ClaudeCode => (".claude", "settings.json"),
         Agent::GeminiCli => (".gemini", "settings.json"),
         Agent::Codex => (".codex", "hooks.json"),
@@ -84,6 +96,9 @@ pub fn next_step(agent: Agent) -> Option<&'static str> {
     match agent {
         Agent::Codex => Some(
             "Codex runs a new hook only after you review it: start `codex` and trust the doomloop hooks it lists as needing review (automation that vets its hooks can pass `codex exec --dangerously-bypass-hook-trust`)",
+        ),
+        Agent::Copilot => Some(
+            "Copilot runs a repository's .github/hooks only in a folder you trust (`copilot --trust-folder -p …` trusts it for one run)",
         ),
         Agent::ClaudeCode | Agent::GeminiCli => None,
     }
@@ -133,6 +148,10 @@ fn is_ours(entry: &Value, agent: Agent, command: &str) -> bool {
 /// # Errors
 /// The existing settings are not a JSON object (or `hooks` is not one).
 pub fn merge(agent: Agent, existing: Option<&str>, command: &str) -> Result<Value, String> {
+    if agent == Agent::Copilot {
+        // Copilot's own file shape (`version`, `bash` commands).
+        return super::copilot::merge(existing, command);
+    }
     let settings = match existing.map(str::trim) {
         None | Some("") => Value::Object(Object::new()),
         Some(text) => parse(text).map_err(|e| format!("the settings are not JSON ({e}); not changing them"))?,

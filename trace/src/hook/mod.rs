@@ -20,6 +20,7 @@
 //! Codex's `PreModelRequest`.
 
 pub mod args;
+pub mod copilot;
 pub mod event;
 pub mod install;
 pub mod store;
@@ -71,6 +72,8 @@ pub fn default_option() -> Value {
 
 /// Warnings remembered per session (to print each once).
 const MAX_WARNED: usize = 32;
+/// Copilot: tools remembered as asking permission, per session.
+const MAX_ASKED: usize = 32;
 
 /// The hook's `loopKeys`: a shell call is identified by its command (and
 /// where and how it runs), not by the `description` the model writes beside
@@ -84,6 +87,14 @@ pub fn default_loop_keys(agent: Agent) -> Object {
         // alone; `workdir` is kept in case a later version sends it too
         // (the model's `justification` text never is identity).
         Agent::Codex => ("Bash", &["command", "workdir"]),
+        Agent::Copilot => {
+            return Object::from_entries(
+                copilot::SHELL_TOOLS
+                    .iter()
+                    .map(|tool| (s(tool), fields(copilot::SHELL_KEYS)))
+                    .collect(),
+            )
+        }
     };
     Object::from_entries(vec![(s(tool), fields(names))])
 }
@@ -118,6 +129,9 @@ struct HookState {
     /// The detector's warnings already printed for this session (each is
     /// printed once per session, not at every call).
     warned: Vec<String>,
+    /// Copilot: the tools its `permissionRequest` hook was seen for
+    /// (lowercased), where a stop can end the session.
+    asked: Vec<String>,
 }
 
 fn s(text: &str) -> JsString {
@@ -143,6 +157,7 @@ impl Default for HookState {
             round: None,
             halted: None,
             warned: Vec::new(),
+            asked: Vec::new(),
         }
     }
 }
@@ -174,7 +189,7 @@ impl HookState {
                 ),
             ])
         });
-        obj(vec![
+        let mut fields = vec![
             ("doomloopHook", Value::Number(STATE_VERSION)),
             ("agent", Value::String(s(agent.as_str()))),
             ("base", self.base.clone()),
@@ -187,7 +202,12 @@ impl HookState {
                 "halted",
                 self.halted.as_deref().map_or(Value::Null, |h| Value::String(s(h))),
             ),
-        ])
+        ];
+        if !self.asked.is_empty() {
+            let asked = self.asked.iter().map(|t| Value::String(s(t))).collect();
+            fields.push(("asked", Value::Array(asked)));
+        }
+        obj(fields)
     }
 
     /// The state in `text`; `Err` (start over) when it is not this version's.
@@ -231,6 +251,10 @@ impl HookState {
             halted: string(object.get("halted")),
             warned: match object.get("warned") {
                 Some(Value::Array(items)) => items.iter().filter_map(|w| string(Some(w))).take(MAX_WARNED).collect(),
+                _ => Vec::new(),
+            },
+            asked: match object.get("asked") {
+                Some(Value::Array(items)) => items.iter().filter_map(|t| string(Some(t))).take(MAX_ASKED).collect(),
                 _ => Vec::new(),
             },
         })
@@ -331,6 +355,18 @@ impl Context<'_> {
             .is_some_and(|round| !round.closed && round.calls.len() < MAX_ROUND_CALLS)
     }
 
+    /// Whether a call of the round is still running (started, not refused,
+    /// no result yet). Copilot says nowhere where a response's calls end:
+    /// it runs them concurrently, so a call starting while another still
+    /// runs belongs to the same response, and one starting after all have
+    /// returned to the next.
+    fn running(state: &HookState) -> bool {
+        state
+            .round
+            .as_ref()
+            .is_some_and(|round| round.calls.iter().any(|c| c.output.is_none() && !c.refused))
+    }
+
     /// The agent says the round is over.
     fn close(state: &mut HookState) {
         if let Some(round) = &mut state.round {
@@ -352,7 +388,7 @@ impl Context<'_> {
             Some(id) => id.to_string(),
             None => format!("call-{}", state.round.as_ref().map_or(0, |r| r.calls.len())),
         };
-        if !Self::joins(state) {
+        if !Self::joins(state) || (self.agent == Agent::Copilot && !Self::running(state)) {
             self.fold(state)?;
             state.round = Some(Round::default());
         }
@@ -360,7 +396,7 @@ impl Context<'_> {
         let index = match round
             .calls
             .iter()
-            .position(|c| c.id == id && self.agent != Agent::GeminiCli)
+            .position(|c| c.id == id && !matches!(self.agent, Agent::GeminiCli | Agent::Copilot))
         {
             Some(index) => index,
             None if round.calls.len() >= MAX_ROUND_CALLS => {
@@ -571,9 +607,26 @@ fn render(agent: Agent, event_name: &str, reply: &Reply) -> String {
             push_field(&mut out, "additionalContext", message);
             out.push_str("}}");
         }
+        (Agent::Copilot, reply) => return render_copilot(event_name, reply),
     }
     out.push('\n');
     out
+}
+
+/// Copilot's answer: a refusal (or a stop where it cannot end the session)
+/// denies the call at `PreToolUse`; a stop ends the session at
+/// `PermissionRequest`; guidance (or a stop reached as a result came in)
+/// is appended to the tool's result at `PostToolUse`.
+fn render_copilot(event_name: &str, reply: &Reply) -> String {
+    match (event_name, reply) {
+        (_, Reply::Allow) => String::new(),
+        ("PreToolUse", Reply::Refuse(message) | Reply::Halt(message)) => copilot::deny(message),
+        ("PermissionRequest", Reply::Halt(message)) => copilot::interrupt(message),
+        ("PostToolUse" | "PostToolUseFailure", Reply::Guide(message) | Reply::Halt(message)) => {
+            copilot::context(message)
+        }
+        _ => String::new(),
+    }
 }
 
 /// Runs one hook invocation over the event bytes `input`. Never fails:
@@ -607,7 +660,11 @@ pub fn read_event(agent: Agent, input: &[u8]) -> Result<Incoming, String> {
     let text = std::str::from_utf8(input).map_err(|_| "the event on stdin is not UTF-8".to_string())?;
     let value = parse(text).map_err(|e| format!("the event on stdin is not JSON ({e})"))?;
     let event = parse_event(agent, &value)?;
-    let name = string(value.as_object().and_then(|o| o.get("hook_event_name"))).unwrap_or_default();
+    let name = match (agent, value.as_object()) {
+        // Copilot's camelCase payloads name no event: the one its fields make.
+        (Agent::Copilot, Some(object)) => copilot::event_name(object),
+        (_, object) => string(object.and_then(|o| o.get("hook_event_name"))).unwrap_or_default(),
+    };
     Ok(Incoming { event, name })
 }
 
@@ -651,7 +708,21 @@ pub fn step(agent: Agent, incoming: &Incoming, state: Option<&str>, option: &Val
             Ok(state.halted.clone().map_or(Reply::Allow, Reply::Halt))
         }
         Kind::Batch { results } => context.batch(&mut state, results),
-        Kind::BeforeTool { id, tool, input } => context.before_tool(&mut state, id.as_deref(), tool, input),
+        Kind::BeforeTool { id, tool, input } => match context.before_tool(&mut state, id.as_deref(), tool, input) {
+            // Copilot: a stop ends the session at the call's permission
+            // request, where its tool has one; let the call get there.
+            Ok(Reply::Halt(_)) if agent == Agent::Copilot && copilot::asks_permission(&state.asked, tool) => {
+                Ok(Reply::Allow)
+            }
+            reply => reply,
+        },
+        Kind::Permission { tool } => {
+            let tool = tool.to_lowercase();
+            if !state.asked.contains(&tool) && state.asked.len() < MAX_ASKED {
+                state.asked.push(tool);
+            }
+            Ok(state.halted.clone().map_or(Reply::Allow, Reply::Halt))
+        }
         Kind::AfterTool {
             id,
             tool,
