@@ -170,17 +170,19 @@ export async function runCodex(script, { files, hookArgs = [], prompt = 'Do the 
 
 /**
  * `copilot -p PROMPT` with the hook installed in the user's hooks directory
- * (`doomloop hook install copilot`), answered by `script(body, turn, dirs)`.
+ * (`doomloop hook install copilot`; `project`: the scratch directory's
+ * .github/hooks, trusted for the run with `--trust-folder`), answered by
+ * `script(body, turn, dirs)`.
  */
-export async function runCopilot(script, { files, hookArgs = [], prompt = 'Do the task.' } = {}) {
+export async function runCopilot(script, { files, hookArgs = [], prompt = 'Do the task.', project = false } = {}) {
   const dirs = sandbox(files);
   const command = `${doomloop} hook copilot --state-dir ${dirs.state} ${hookArgs.join(' ')}`.trim();
-  const installed = spawnSync(doomloop, ['hook', 'install', 'copilot', '--user', '--command', command], { env: { ...process.env, HOME: dirs.home, COPILOT_HOME: '' }, encoding: 'utf8' });
+  const installed = spawnSync(doomloop, ['hook', 'install', 'copilot', project ? '--project' : '--user', '--command', command], { cwd: dirs.scratch, env: { ...process.env, HOME: dirs.home, COPILOT_HOME: '' }, encoding: 'utf8' });
   if (installed.status !== 0) throw new Error(`hook install failed: ${installed.stderr}`);
   const start = (s) => startResponsesServer(s, { completedOutput: true });
   const run = await runAgent(start, script, dirs, (server) => ({
     bin: copilotBin,
-    args: ['-p', prompt, '--allow-all-tools', '--no-auto-update', '--disable-client-telemetry', '--output-format', 'json'],
+    args: ['-p', prompt, '--allow-all-tools', '--no-auto-update', '--disable-client-telemetry', '--output-format', 'json', ...(project ? ['--trust-folder'] : [])],
     env: {
       XDG_CACHE_HOME: copilotCache,
       COPILOT_OFFLINE: 'true',
@@ -191,7 +193,7 @@ export async function runCopilot(script, { files, hookArgs = [], prompt = 'Do th
     },
   }));
   const events = run.stdout.split('\n').filter(Boolean).map(jsonOrNull).filter(Boolean);
-  return { ...run, events, hooks: join(dirs.home, '.copilot', 'hooks', 'doom-loop.json') };
+  return { ...run, events, hooks: project ? join(dirs.scratch, '.github', 'hooks', 'doom-loop.json') : join(dirs.home, '.copilot', 'hooks', 'doom-loop.json') };
 }
 
 /** The state files a run left. */

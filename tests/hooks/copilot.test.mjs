@@ -76,6 +76,15 @@ describe('GitHub Copilot CLI', { concurrency: 3, timeout: 120_000 }, () => {
     assert.equal(runs(run.dirs), 2);
   });
 
+  test('installed in the repository (.github/hooks/doom-loop.json of a folder trusted with --trust-folder), the same loop is refused at the third call', { skip }, async () => {
+    const run = await runCopilot((body, turn) => (turn < 3 ? { calls: [shell('sh fail.sh')] } : 'done'), { files: failing, hookArgs: ['--option', 'true'], project: true });
+    assert.equal(run.code, 0, why(run));
+    assert.ok(existsSync(run.hooks));
+    const seen = answers(run).map((r) => r[0]);
+    assert.equal(seen[2].match(REFUSED)?.[1], '3', seen[2]);
+    assert.equal(runs(run.dirs), 2);
+  });
+
   test('two parallel identical calls in one response count once', { skip }, async () => {
     const run = await runCopilot((body, turn) => {
       if (turn === 0) return { calls: [shell('sh fail.sh'), shell('sh fail.sh')] };
