@@ -28,9 +28,8 @@ function decodeStandIns(value) {
     const keys = Object.keys(value);
     if (keys.length === 1 && value.$nan === true) return NaN;
     if (keys.length === 1 && value.$undefined === true) return undefined;
-    const out = {};
-    for (const key of keys) out[key] = decodeStandIns(value[key]);
-    return out;
+    // fromEntries: own keys, a `__proto__` one included.
+    return Object.fromEntries(keys.map((key) => [key, decodeStandIns(value[key])]));
   }
   return value;
 }

@@ -40,11 +40,15 @@ function sessionIsToolError(result) {
   return error !== undefined && error !== null && error !== false && error !== '';
 }
 
-/** The text a thrown tool error gives the model (`error.message`, else `String(error)`). */
+/** The text a thrown tool error gives the model (`error.message`, else `String(error)`); '' when unreadable. */
 function sessionErrorText(error) {
-  if (error instanceof Error) return error.message;
-  if (isRecord(error) && typeof error.message === 'string') return error.message;
-  return String(error);
+  try {
+    if (error instanceof Error) return String(error.message);
+    if (isRecord(error) && typeof error.message === 'string') return error.message;
+    return String(error);
+  } catch {
+    return '';
+  }
 }
 
 const isThenable = (value) =>
@@ -127,10 +131,11 @@ export class DoomLoopSession {
     this.#onDetected = typeof opts.onDetected === 'function' ? opts.onDetected : undefined;
     if (config === null) return;
     this.#config = config;
-    const dataKeys = {};
-    for (const [name, key] of Object.entries(this.#loopKeys)) {
-      if (key !== undefined && typeof key !== 'function') dataKeys[name] = key;
-    }
+    // Own data properties (fromEntries), never `dataKeys[name] = key`: a tool
+    // named `__proto__` would set the copy's prototype and lose its key.
+    const dataKeys = Object.fromEntries(
+      Object.entries(this.#loopKeys).filter(([, key]) => key !== undefined && typeof key !== 'function'),
+    );
     const capabilities = isRecord(opts.capabilities) ? opts.capabilities : {};
     const sessionOptions = {
       loopKeys: dataKeys,
@@ -377,7 +382,7 @@ export class DoomLoopSession {
       const name = toolName === undefined ? this.#pendingTool(callId) : String(toolName);
       if (name === null) return null;
       const threw = error !== undefined;
-      const isFailure = failed === undefined ? threw || sessionIsToolError(result) : Boolean(failed);
+      let isFailure = failed === undefined ? threw : Boolean(failed);
       const record = (outcome) =>
         this.#guard(() => {
           let lowered;
@@ -394,8 +399,19 @@ export class DoomLoopSession {
       if (threw) {
         return record(this.#outputKeyFor(name) === false ? undefined : { error: sessionErrorText(error) });
       }
-      const outcome = this.#outcome(name, result);
-      if (isThenable(outcome)) {
+      let outcome;
+      let thenable;
+      try {
+        // The caller's live value: any read of it may throw (a getter, a revoked Proxy).
+        if (failed === undefined) isFailure = sessionIsToolError(result);
+        outcome = this.#outcome(name, result);
+        thenable = isThenable(outcome);
+      } catch (readError) {
+        // That costs this result's outcome only; detection goes on.
+        console.warn(`[DoomLoop] the result of a "${name}" call cannot be read; recording it without an outcome:`, readError);
+        return record(undefined);
+      }
+      if (thenable) {
         return Promise.resolve(outcome).then(record, (keyError) => {
           console.warn(`[DoomLoop] the loopOutputKey of "${name}" rejected; using the whole result:`, keyError);
           return record(result);

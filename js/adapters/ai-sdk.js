@@ -213,14 +213,17 @@ class AiSdkDoomLoop {
   /** Wraps every tool's `execute`: refused calls return the verdict text, results feed the engine. */
   wrapTools(tools) {
     if (!isRecord(tools)) return tools;
+    // Each tool an own property (defineProperty, never `out[name] = …`: a
+    // tool named `__proto__` would set the copy's prototype instead).
     const out = {};
+    const put = (name, value) => Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
     for (const [name, tool] of Object.entries(tools)) {
       if (!isRecord(tool) || typeof tool.execute !== 'function') {
-        out[name] = tool;
+        put(name, tool);
         continue;
       }
       const execute = tool.execute;
-      out[name] = {
+      put(name, {
         ...tool,
         execute: async (input, options) => {
           const id = options?.toolCallId;
@@ -236,14 +239,14 @@ class AiSdkDoomLoop {
           this.#guarded(() => this.#session.onResult(id, result, { toolName: name }));
           return result;
         },
-      };
+      });
     }
     return out;
   }
 
   #model(id) {
     const { models, resolveModel } = this.#options;
-    if (isRecord(models) && models[id] !== undefined) return models[id];
+    if (isRecord(models) && Object.hasOwn(models, id) && models[id] !== undefined) return models[id];
     if (typeof resolveModel === 'function') return resolveModel(id);
     return id;
   }

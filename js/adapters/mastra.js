@@ -113,7 +113,7 @@ class MastraDoomLoop {
 
   #model(id) {
     const { models, resolveModel } = this.#options;
-    if (isRecord(models) && models[id] !== undefined) return models[id];
+    if (isRecord(models) && Object.hasOwn(models, id) && models[id] !== undefined) return models[id];
     if (typeof resolveModel === 'function') return resolveModel(id);
     return id;
   }

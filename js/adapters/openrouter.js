@@ -313,7 +313,8 @@ class CallModelDoomLoop {
 
   /** Per-tool declarations: the option's entry by tool name, else the executable tool's own. */
   #keysFrom(given, field) {
-    const keys = {};
+    // Null-prototype: `keys[name] = …` must make an own key even for a tool named `__proto__`.
+    const keys = Object.create(null);
     for (const tool of Array.isArray(this.#request.tools) ? this.#request.tools : []) {
       const name = tool?.function?.name;
       if (typeof name !== 'string' || this.#toolFor(name) !== tool) continue;
