@@ -97,8 +97,11 @@ export function doomLoopMiddleware(options = {}) {
   const capabilities = { refuse: true, stop: true, steer: true, escalate: models != null && typeof models === 'object' };
   const byBlob = new WeakMap(); // the state blob a hook returned → its live session
   const byMessage = new WeakMap(); // the last message before a model call → its live session
-  const byCall = new Map(); // a pending tool call id → its live session
-  const pendingOf = new WeakMap(); // session → ids it put in byCall
+  // The AI message whose tool calls a session declared → that session. One middleware
+  // serves every thread of its agent, and call ids are only unique within a response
+  // (`call_0`): a call is routed by its thread (state blob, else the thread's own
+  // message carrying it), then its id within that session — never by id alone.
+  const byResponse = new WeakMap();
   const broken = new WeakSet(); // sessions turned observe-only by an adapter error
   let warned = false;
 
@@ -107,6 +110,18 @@ export function doomLoopMiddleware(options = {}) {
     const live = blob != null && typeof blob === 'object' ? byBlob.get(blob) : undefined;
     if (live) return live;
     return make(blob ?? initialState);
+  };
+  const sessionOfCall = (state, call) => {
+    const blob = state?.doomLoop;
+    const live = blob != null && typeof blob === 'object' ? byBlob.get(blob) : undefined;
+    if (live) return live;
+    const messages = Array.isArray(state?.messages) ? state.messages : [];
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const m = messages[i];
+      if (!isAi(m) || !Array.isArray(m.tool_calls)) continue;
+      if (m.tool_calls.some((c) => c === call || c?.id === call.id)) return byResponse.get(m) ?? sessionFor(blob);
+    }
+    return sessionFor(blob);
   };
   const seal = (s) => {
     const blob = s.getState();
@@ -182,14 +197,12 @@ export function doomLoopMiddleware(options = {}) {
         try {
           s = sessionFor(state.doomLoop);
           if (broken.has(s)) return undefined;
-          for (const id of pendingOf.get(s) ?? []) byCall.delete(id);
           const calls = [
             ...last.tool_calls.map((c) => ({ id: c.id, toolName: c.name, args: c.args })),
             ...(Array.isArray(last.invalid_tool_calls) ? last.invalid_tool_calls : []).map((c) => ({ id: c.id, toolName: c.name, args: typeof c.args === 'string' ? c.args : String(c.args ?? ''), malformed: true })),
           ];
           const out = s.onResponse({ text: textOf(last), calls });
           if (out.halt) {
-            pendingOf.delete(s);
             const message = out.halt.message;
             return {
               doomLoop: seal(s),
@@ -200,9 +213,7 @@ export function doomLoopMiddleware(options = {}) {
               ],
             };
           }
-          const ids = calls.map((c) => c.id).filter((id) => id != null);
-          for (const id of ids) byCall.set(id, s);
-          pendingOf.set(s, ids);
+          byResponse.set(last, s);
           return { doomLoop: seal(s) };
         } catch (err) {
           fail(s, err);
@@ -214,11 +225,10 @@ export function doomLoopMiddleware(options = {}) {
     async wrapToolCall(request, handler) {
       const call = request?.toolCall;
       if (!call || typeof handler !== 'function') throw new UnsupportedLangChainVersionError('a tool-call request without toolCall');
-      let s = byCall.get(call.id);
+      let s;
       let decision;
       try {
-        if (!s) s = sessionFor(request.state?.doomLoop);
-        byCall.delete(call.id);
+        s = sessionOfCall(request.state, call);
         decision = broken.has(s) ? undefined : s.decision(call.id);
       } catch (err) {
         fail(s, err);

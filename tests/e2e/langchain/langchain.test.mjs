@@ -80,6 +80,62 @@ describe('langchain: billing agent (the identical failing call every response)',
   });
 });
 
+describe('langchain: one middleware serving concurrent threads', () => {
+  test('two threads of one agent whose responses reuse call ids (call_0) are judged apart: the looping one is stopped, the other runs to its end', async () => {
+    const { createAgent, tool } = await import('langchain');
+    const { z } = await import('zod');
+    const { chatModel } = await import('./agents.mjs');
+    const billing = billingAgent();
+    const pages = [];
+    const readPage = tool(async ({ page }) => { pages.push(page); return `page ${page}: lines ${page * 50}-${page * 50 + 49}`; }, {
+      name: 'read_page', description: 'Read one page of the log.', schema: z.object({ page: z.number() }),
+    });
+    const PAGES = 8;
+    // Every response numbers its call `call_0`, as providers and proxies that number calls per response do.
+    const script = (body) => {
+      const first = body.messages[0];
+      const question = typeof first.content === 'string' ? first.content : first.content.map((c) => c.text ?? '').join('');
+      if (question.includes('invoice')) return toolUse('get_invoice', { invoice_id: 'INV-2291' }, 'call_0');
+      const read = toolResults(body).length;
+      return read >= PAGES ? `Read all ${PAGES} pages.` : toolUse('read_page', { page: read + 1 }, 'call_0');
+    };
+    // Both threads' responses of a step are declared before either's tools run: each tool
+    // call waits (in a middleware outside ours) for the other thread's call of that step.
+    const { createMiddleware } = await import('langchain');
+    const waiting = new Map(); // step → the releases of the calls waiting at it
+    let threads = 2;
+    const release = () => {
+      for (const [step, list] of waiting) if (list.length >= threads) { waiting.delete(step); list.forEach((go) => go()); }
+    };
+    const lockstep = createMiddleware({
+      name: 'Lockstep',
+      wrapToolCall: async (request, handler) => {
+        const step = request.state.messages.filter((m) => m.type === 'ai' || m._getType?.() === 'ai').length;
+        await new Promise((go) => { waiting.set(step, [...(waiting.get(step) ?? []), go]); release(); });
+        return handler(request);
+      },
+    });
+    const srv = await startAnthropicServer(script);
+    try {
+      const verdicts = [];
+      const middleware = doomLoopMiddleware({ doomLoop: true, onDetected: (v) => verdicts.push(v) });
+      const agent = createAgent({ model: chatModel(srv), tools: [...billing.tools, readPage], middleware: [lockstep, middleware] });
+      const ask = (content) => agent.invoke({ messages: [{ role: 'user', content }] }, { recursionLimit: 200 }).finally(() => { threads--; release(); });
+      const [a, b] = await Promise.all([ask(billing.input), ask('Read the log, page by page.')]);
+      // The looping thread: calls 1–2 run, 3–5 refused, the 6th stops it — as when it runs alone.
+      assert.equal(billing.executions.length, 2);
+      assert.equal(a.messages.at(-1).content, verdicts.find((v) => v.action === 'stop').message);
+      assert.deepEqual(verdicts.map((v) => `${v.toolName}@${v.streak}`), ['get_invoice@2', 'get_invoice@3', 'get_invoice@4', 'get_invoice@5', 'get_invoice@6']);
+      // The paging thread: every page read, none refused, none of the other thread's results.
+      assert.deepEqual(pages, Array.from({ length: PAGES }, (_, i) => i + 1));
+      assert.equal(b.messages.at(-1).content, `Read all ${PAGES} pages.`);
+      assert.ok(!b.messages.some((m) => m.type === 'tool' && m.status === 'error'));
+    } finally {
+      await srv.close();
+    }
+  });
+});
+
 describe('langchain: per-tool loop identity (loopKeys)', () => {
   test('a model alternating "INV-2291" / "inv-2291 " evades the default identity, a normalising loopKey catches it', async () => {
     const evading = billingAgent({ alternate: true, giveUpAfter: 12 });
