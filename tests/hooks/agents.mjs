@@ -196,6 +196,15 @@ export async function runCopilot(script, { files, hookArgs = [], prompt = 'Do th
   return { ...run, events, hooks: project ? join(dirs.scratch, '.github', 'hooks', 'doom-loop.json') : join(dirs.home, '.copilot', 'hooks', 'doom-loop.json') };
 }
 
+/** A script that appends a line to runs.log at each run, then fails the way a missing file does. */
+export const failing = { 'fail.sh': '#!/bin/sh\necho run >> runs.log\ncat missing.txt\n' };
+
+/** How many times `failing`'s script ran. */
+export const runs = (dirs) => (existsSync(join(dirs.scratch, 'runs.log')) ? readFileSync(join(dirs.scratch, 'runs.log'), 'utf8').split('\n').filter(Boolean).length : 0);
+
+/** What to print when a run's assertion fails: its exit, stderr's tail and the requests the server saw. */
+export const why = (run) => `exit ${run.code}\nstderr: ${run.stderr.slice(-2000)}\nserver: ${run.server.log.join(' | ')}`;
+
 /** The state files a run left. */
 export function stateFiles(dirs) {
   if (!existsSync(dirs.state)) return [];

@@ -9,25 +9,15 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCodex, codexBin, doomloop, stateFiles } from './agents.mjs';
-import { callOutputs, developerTexts } from './openai-server.mjs';
+import { runCodex, codexBin, doomloop, failing, runs, stateFiles, why } from './agents.mjs';
+import { developerTexts, issuedOutputs as answers } from './openai-server.mjs';
 
 const noDoomloop = existsSync(doomloop) ? false : `no ${doomloop} (cargo build --release)`;
 const skip = !existsSync(codexBin) ? `no ${codexBin} (npm ci)` : noDoomloop;
 const shell = (cmd) => ({ name: 'exec_command', args: { cmd } });
 const BLOCKED = 'Command blocked by PreToolUse hook: ';
 const REFUSED = /^Command blocked by PreToolUse hook: Doom loop suspected: tool "Bash" was invoked in (\d+) consecutive rounds/;
-// Each run appends a line to runs.log, then fails the way a missing file does.
-const failing = { 'fail.sh': '#!/bin/sh\necho run >> runs.log\ncat missing.txt\n' };
-const runs = (dirs) => (existsSync(join(dirs.scratch, 'runs.log')) ? readFileSync(join(dirs.scratch, 'runs.log'), 'utf8').split('\n').filter(Boolean).length : 0);
-
-/** Per model request after the first: what each call of the previous response returned (in the order issued). */
-const answers = (run) => run.requests.slice(1).map((body, i) => {
-  const outputs = callOutputs(body);
-  return (run.server.issued[i] || []).map((id) => outputs[id]);
-});
 const lastMessage = (run) => run.events.filter((e) => e.type === 'item.completed' && e.item?.type === 'agent_message').at(-1)?.item.text;
-const why = (run) => `exit ${run.code}\nstderr: ${run.stderr.slice(-2000)}\nserver: ${run.server.log.join(' | ')}`;
 
 describe('Codex CLI', { concurrency: 3, timeout: 120_000 }, () => {
   test('under the reference ladder (--option true) an identical failing command re-issued every turn is refused at the third call and stopped at the sixth: no call of it runs again', { skip }, async () => {

@@ -9,24 +9,14 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCopilot, copilotBin, copilotCache, doomloop, stateFiles } from './agents.mjs';
-import { callOutputs } from './openai-server.mjs';
+import { runCopilot, copilotBin, copilotCache, doomloop, failing, runs, stateFiles, why } from './agents.mjs';
+import { issuedOutputs as answers } from './openai-server.mjs';
 
 const noDoomloop = existsSync(doomloop) ? false : `no ${doomloop} (cargo build --release)`;
 const skip = !existsSync(copilotBin) ? `no ${copilotBin} (npm ci)` : noDoomloop;
 const shell = (command) => ({ name: 'bash', args: { command, description: 'Run the script' } });
 const DENIED = 'Denied by preToolUse hook: ';
 const REFUSED = /^Denied by preToolUse hook: Doom loop suspected: tool "Bash" was invoked in (\d+) consecutive rounds/;
-// Each run appends a line to runs.log, then fails the way a missing file does.
-const failing = { 'fail.sh': '#!/bin/sh\necho run >> runs.log\ncat missing.txt\n' };
-const runs = (dirs) => (existsSync(join(dirs.scratch, 'runs.log')) ? readFileSync(join(dirs.scratch, 'runs.log'), 'utf8').split('\n').filter(Boolean).length : 0);
-
-/** Per model request after the first: what each call of the previous response returned (in the order issued). */
-const answers = (run) => run.requests.slice(1).map((body, i) => {
-  const outputs = callOutputs(body);
-  return (run.server.issued[i] || []).map((id) => outputs[id]);
-});
-const why = (run) => `exit ${run.code}\nstderr: ${run.stderr.slice(-2000)}\nserver: ${run.server.log.join(' | ')}`;
 
 describe('GitHub Copilot CLI', { concurrency: 3, timeout: 120_000 }, () => {
   // The binary unpacks itself on its first start (about 240 MB): once, before the runs.

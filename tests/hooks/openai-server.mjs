@@ -25,6 +25,14 @@ export function callOutputs(body) {
   return out;
 }
 
+/** Per model request after the first: what each call of the previous response returned, in the order the server issued them. */
+export function issuedOutputs(run) {
+  return run.requests.slice(1).map((body, i) => {
+    const outputs = callOutputs(body);
+    return (run.server.issued[i] || []).map((id) => outputs[id]);
+  });
+}
+
 /** The texts of the developer messages of a request's input (where Codex puts a hook's additionalContext). */
 export function developerTexts(body) {
   return (Array.isArray(body?.input) ? body.input : [])

@@ -246,55 +246,27 @@ fn is_ours(entry: &Value, command: &str) -> bool {
 }
 
 /// Merges the hook into the hooks file `existing` (`None`: no file yet):
-/// `version: 1`, and every event one entry running `command`, replacing an
-/// earlier `doomloop hook copilot` entry and keeping every other one.
+/// `version: 1` first, and every event one entry running `command`,
+/// replacing an earlier `doomloop hook copilot` entry and keeping every
+/// other one ([`super::install::merge_entries`]).
 ///
 /// # Errors
 /// The existing file is not a JSON object, or its `hooks` (or an event's
 /// list) has another type.
 pub fn merge(existing: Option<&str>, command: &str) -> Result<Value, String> {
-    let file = match existing.map(str::trim) {
-        None | Some("") => Value::Object(Object::new()),
-        Some(text) => parse(text).map_err(|e| format!("the hooks file is not JSON ({e}); not changing it"))?,
-    };
-    let Value::Object(file) = file else {
-        return Err("the hooks file is not a JSON object; not changing it".into());
-    };
-    let mut hooks = match file.get("hooks") {
-        None | Some(Value::Null) => Object::new(),
-        Some(Value::Object(hooks)) => hooks.clone(),
-        Some(_) => return Err("the hooks file's `hooks` is not an object; not changing it".into()),
-    };
-    for &event in EVENTS {
-        let mut entries = match hooks.get(event) {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(entries)) => entries.clone(),
-            Some(_) => {
-                return Err(format!(
-                    "the hooks file's `hooks.{event}` is not an array; not changing it"
-                ))
-            }
-        };
-        let ours = Value::Object(Object::from_entries(vec![
+    let entry = || {
+        Value::Object(Object::from_entries(vec![
             (s("type"), Value::String(s("command"))),
             (s("bash"), Value::String(s(command))),
-        ]));
-        match entries.iter().position(|e| is_ours(e, command)) {
-            Some(i) => {
-                entries[i] = ours;
-                let mut first = true;
-                entries.retain(|e| !is_ours(e, command) || std::mem::replace(&mut first, false));
-            }
-            None => entries.push(ours),
-        }
-        hooks.insert(s(event), Value::Array(entries));
-    }
+        ]))
+    };
+    let events = EVENTS.iter().map(|&event| (event, entry()));
+    let file = super::install::merge_entries(existing, events, |e| is_ours(e, command))?;
     let mut out = vec![(s("version"), Value::Number(1.0))];
     out.extend(
         file.iter()
-            .filter(|(k, _)| *k != "version" && *k != "hooks")
+            .filter(|(k, _)| *k != "version")
             .map(|(k, v)| (k.clone(), v.clone())),
     );
-    out.push((s("hooks"), Value::Object(hooks)));
     Ok(Value::Object(Object::from_entries(out)))
 }

@@ -152,6 +152,25 @@ pub fn merge(agent: Agent, existing: Option<&str>, command: &str) -> Result<Valu
         // Copilot's own file shape (`version`, `bash` commands).
         return super::copilot::merge(existing, command);
     }
+    let events = events(agent)
+        .iter()
+        .map(|&(event, matcher)| (event, entry(command, matcher)));
+    merge_entries(existing, events, |e| is_ours(e, agent, command)).map(Value::Object)
+}
+
+/// The merge every agent's file shares: in the JSON object `existing`
+/// (`None` or blank: none yet), each event's list under `hooks` gets its
+/// new entry in place of the first entry `is_ours` recognises (the others of
+/// ours dropped), or at its end; every other key and entry is kept, in order.
+///
+/// # Errors
+/// `existing` is not a JSON object, or its `hooks` (or an event's list) has
+/// another type: nothing is changed.
+pub fn merge_entries<'a>(
+    existing: Option<&str>,
+    events: impl Iterator<Item = (&'a str, Value)>,
+    is_ours: impl Fn(&Value) -> bool,
+) -> Result<Object, String> {
     let settings = match existing.map(str::trim) {
         None | Some("") => Value::Object(Object::new()),
         Some(text) => parse(text).map_err(|e| format!("the settings are not JSON ({e}); not changing them"))?,
@@ -164,7 +183,7 @@ pub fn merge(agent: Agent, existing: Option<&str>, command: &str) -> Result<Valu
         Some(Value::Object(hooks)) => hooks.clone(),
         Some(_) => return Err("the settings' `hooks` is not an object; not changing them".into()),
     };
-    for &(event, matcher) in events(agent) {
+    for (event, new) in events {
         let mut entries = match hooks.get(event) {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(entries)) => entries.clone(),
@@ -174,12 +193,11 @@ pub fn merge(agent: Agent, existing: Option<&str>, command: &str) -> Result<Valu
                 ))
             }
         };
-        let new = entry(command, matcher);
-        match entries.iter().position(|e| is_ours(e, agent, command)) {
+        match entries.iter().position(&is_ours) {
             Some(i) => {
                 entries[i] = new;
                 let mut first = true;
-                entries.retain(|e| !is_ours(e, agent, command) || std::mem::replace(&mut first, false));
+                entries.retain(|e| !is_ours(e) || std::mem::replace(&mut first, false));
             }
             None => entries.push(new),
         }
@@ -190,7 +208,7 @@ pub fn merge(agent: Agent, existing: Option<&str>, command: &str) -> Result<Valu
         Some(slot) => slot.1 = Value::Object(hooks),
         None => out.push((s("hooks"), Value::Object(hooks))),
     }
-    Ok(Value::Object(Object::from_entries(out)))
+    Ok(Object::from_entries(out))
 }
 
 /// JSON with two-space indentation (settings files are read by people).
