@@ -12,8 +12,8 @@
 // stack trace on any input, a closed stdout ends quietly (141), a failing
 // stdout is reported (exit 2).
 import {
-  closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, unlinkSync,
-  writeFileSync, writeSync, chmodSync,
+  closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, statSync,
+  unlinkSync, writeFileSync, writeSync, chmodSync, fchmodSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
@@ -67,7 +67,7 @@ const host = {
   close: (fd) => closeSync(fd),
   stat: (path, follow) => {
     const s = follow ? statSync(path, { bigint: true }) : lstatSync(path, { bigint: true });
-    return [kind(s), `${s.dev}:${s.ino}`, Number(s.mtimeMs)];
+    return [kind(s), `${s.dev}:${s.ino}`, Number(s.mtimeMs), Number(s.mode & 0o7777n), Number(s.uid)];
   },
   readDir: (path) => readdirSync(path, { withFileTypes: true }).map((e) => [e.name, kind(e)]),
   writeFile: (path, bytes) => writeFileSync(path, bytes),
@@ -79,6 +79,26 @@ const host = {
       closeSync(fd);
     }
   },
+  // 'wx' is O_CREAT|O_EXCL: a link already at `path` is never followed.
+  // Owner-only until the bytes are in, then the mode asked for (fchmod:
+  // the file itself); a failed write removes it again.
+  writeNew: (path, bytes, mode) => {
+    const fd = openSync(path, 'wx', 0o600);
+    try {
+      writeFileSync(fd, bytes);
+      fchmodSync(fd, mode);
+    } catch (error) {
+      closeSync(fd);
+      try {
+        unlinkSync(path);
+      } catch {
+        // Already gone: nothing left to clean.
+      }
+      throw error;
+    }
+    closeSync(fd);
+  },
+  realPath: (path) => realpathSync(path),
   rename: (from, to) => renameSync(from, to),
   removeFile: (path) => unlinkSync(path),
   mkdir: (path, owner) => {
@@ -92,6 +112,7 @@ const host = {
   // writes, and recognises on a second run), else this file.
   program: () => [process.execPath, resolve(process.argv[1] ?? fileURLToPath(import.meta.url))],
   pid: () => process.pid,
+  uid: () => process.geteuid?.(),
   now: () => Date.now(),
   sleep: (ms) => Atomics.wait(sleeper, 0, 0, ms),
   stdout: (text) => {

@@ -70,6 +70,10 @@ pub struct Metadata {
     pub id: Option<(u64, u64)>,
     /// Last modification, in milliseconds since the Unix epoch.
     pub modified_ms: Option<u64>,
+    /// Permission bits (`st_mode & 0o7777`), where the platform has them.
+    pub mode: Option<u32>,
+    /// The owner's user id, where the platform has one.
+    pub uid: Option<u32>,
 }
 
 /// One entry of a directory.
@@ -114,6 +118,20 @@ pub trait FileSystem {
     /// # Errors
     /// `AlreadyExists` when it does; else the OS's.
     fn create_new(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()>;
+    /// Creates a file that must not exist yet, holding all of `bytes`, with
+    /// permissions `mode` (its `0o777` bits, where permissions exist):
+    /// `O_CREAT|O_EXCL`, so a link already at `path` — even one pointing
+    /// nowhere — is never followed, and the file is owner-only until the
+    /// bytes are in. A failed write removes the file again.
+    ///
+    /// # Errors
+    /// `AlreadyExists` when anything is at `path`; else the OS's.
+    fn write_new(&mut self, path: &Path, bytes: &[u8], mode: u32) -> io::Result<()>;
+    /// `path` with every link, `.` and `..` resolved (it must exist).
+    ///
+    /// # Errors
+    /// The OS's (`NotFound` when it, or a link's target, is missing).
+    fn real_path(&mut self, path: &Path) -> io::Result<PathBuf>;
     /// Renames `from` over `to` (atomically, where the OS does).
     ///
     /// # Errors
@@ -159,6 +177,9 @@ pub trait Host: FileSystem {
     fn program(&mut self) -> io::Result<Vec<String>>;
     /// This process's id (written into a lock file).
     fn pid(&mut self) -> u32;
+    /// This process's effective user id, where the platform has one (the
+    /// owner a state directory must have).
+    fn uid(&mut self) -> Option<u32>;
     /// Wall-clock time in milliseconds since the Unix epoch (lock ages and
     /// waits only; never a verdict).
     fn now_ms(&mut self) -> u64;
@@ -221,6 +242,42 @@ fn id_of(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
     None
 }
 
+#[cfg(unix)]
+fn owner_of(meta: &std::fs::Metadata) -> (Option<u32>, Option<u32>) {
+    use std::os::unix::fs::MetadataExt;
+    (Some(meta.mode() & 0o7777), Some(meta.uid()))
+}
+
+#[cfg(not(unix))]
+fn owner_of(_meta: &std::fs::Metadata) -> (Option<u32>, Option<u32>) {
+    (None, None)
+}
+
+/// Opens `path` for writing, exclusively, owner-only where modes exist.
+fn open_new(path: &Path) -> io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)
+}
+
+/// Sets an open file's permissions (`fchmod`: the file itself, never a
+/// link that may have replaced its name).
+#[cfg(unix)]
+fn set_mode(file: &std::fs::File, mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    file.set_permissions(std::fs::Permissions::from_mode(mode & 0o777))
+}
+
+#[cfg(not(unix))]
+fn set_mode(_file: &std::fs::File, _mode: u32) -> io::Result<()> {
+    Ok(())
+}
+
 /// `time` in milliseconds since the Unix epoch (0 before it).
 fn epoch_ms(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH)
@@ -242,10 +299,13 @@ impl FileSystem for NativeFs {
         } else {
             std::fs::symlink_metadata(path)?
         };
+        let (mode, uid) = owner_of(&meta);
         Ok(Metadata {
             kind: kind_of(meta.file_type()),
             id: id_of(&meta),
             modified_ms: meta.modified().ok().map(epoch_ms),
+            mode,
+            uid,
         })
     }
 
@@ -269,6 +329,20 @@ impl FileSystem for NativeFs {
         // here leaves an empty lock, which the lock treats as stale soon.
         let _ = file.write_all(bytes);
         Ok(())
+    }
+
+    fn write_new(&mut self, path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+        let mut file = open_new(path)?;
+        let written = file.write_all(bytes).and_then(|()| set_mode(&file, mode));
+        if written.is_err() {
+            drop(file);
+            let _ = std::fs::remove_file(path);
+        }
+        written
+    }
+
+    fn real_path(&mut self, path: &Path) -> io::Result<PathBuf> {
+        std::fs::canonicalize(path)
     }
 
     fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
@@ -331,6 +405,14 @@ impl FileSystem for NativeHost {
         NativeFs.create_new(path, bytes)
     }
 
+    fn write_new(&mut self, path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+        NativeFs.write_new(path, bytes, mode)
+    }
+
+    fn real_path(&mut self, path: &Path) -> io::Result<PathBuf> {
+        NativeFs.real_path(path)
+    }
+
     fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
         NativeFs.rename(from, to)
     }
@@ -363,6 +445,13 @@ impl Host for NativeHost {
 
     fn pid(&mut self) -> u32 {
         std::process::id()
+    }
+
+    fn uid(&mut self) -> Option<u32> {
+        #[cfg(unix)]
+        return Some(rustix::process::geteuid().as_raw());
+        #[cfg(not(unix))]
+        None
     }
 
     fn now_ms(&mut self) -> u64 {
@@ -440,6 +529,8 @@ impl FileSystem for MemoryHost {
             kind,
             id: None,
             modified_ms: Some(self.now_ms),
+            mode: None,
+            uid: None,
         })
     }
 
@@ -474,6 +565,18 @@ impl FileSystem for MemoryHost {
             ));
         }
         self.write_file(path, bytes)
+    }
+
+    fn write_new(&mut self, path: &Path, bytes: &[u8], _mode: u32) -> io::Result<()> {
+        self.create_new(path, bytes)
+    }
+
+    fn real_path(&mut self, path: &Path) -> io::Result<PathBuf> {
+        if self.files.contains_key(path) || self.dirs.contains(path) {
+            Ok(path.to_path_buf())
+        } else {
+            Err(not_found())
+        }
     }
 
     fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
@@ -513,6 +616,10 @@ impl Host for MemoryHost {
 
     fn pid(&mut self) -> u32 {
         1
+    }
+
+    fn uid(&mut self) -> Option<u32> {
+        None
     }
 
     fn now_ms(&mut self) -> u64 {

@@ -151,7 +151,20 @@ impl FileSystem for JsHost {
             .as_f64()
             .filter(|t| t.is_finite() && *t >= 0.0)
             .map(|t| t as u64);
-        Ok(Metadata { kind, id, modified_ms })
+        let bits = |i: u32| {
+            answer
+                .get(i)
+                .as_f64()
+                .filter(|n| n.is_finite() && *n >= 0.0)
+                .map(|n| n as u32)
+        };
+        Ok(Metadata {
+            kind,
+            id,
+            modified_ms,
+            mode: bits(3).map(|m| m & 0o7777),
+            uid: bits(4),
+        })
     }
 
     fn read_dir(&mut self, path: &Path) -> io::Result<Vec<DirEntry>> {
@@ -177,6 +190,22 @@ impl FileSystem for JsHost {
     fn create_new(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
         self.call("createNew", &[path_value(path), Uint8Array::from(bytes).into()])
             .map(drop)
+    }
+
+    fn write_new(&mut self, path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+        let args = [
+            path_value(path),
+            Uint8Array::from(bytes).into(),
+            JsValue::from(mode & 0o777),
+        ];
+        self.call("writeNew", &args).map(drop)
+    }
+
+    fn real_path(&mut self, path: &Path) -> io::Result<PathBuf> {
+        let real = self.call("realPath", &[path_value(path)])?;
+        real.as_string()
+            .map(PathBuf::from)
+            .ok_or_else(|| bad_answer("realPath"))
     }
 
     fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
@@ -221,6 +250,12 @@ impl Host for JsHost {
 
     fn pid(&mut self) -> u32 {
         self.number("pid", &[]).map_or(0, |pid| pid as u32)
+    }
+
+    fn uid(&mut self) -> Option<u32> {
+        self.number("uid", &[])
+            .filter(|n| n.is_finite() && *n >= 0.0)
+            .map(|n| n as u32)
     }
 
     fn now_ms(&mut self) -> u64 {

@@ -199,7 +199,8 @@ fn install_main(args: &InstallArgs, host: &mut dyn Host) -> Result<(), String> {
         (Scope::User, None, _) => return Err("HOME is not set; use --project or --print".into()),
         (_, home, _) => install::settings_path(agent, scope, home.as_deref().unwrap_or(Path::new("/")), &cwd),
     };
-    let existing = match host.read_file(&path) {
+    let file = install::resolve(host, &path, scope, &cwd)?;
+    let existing = match host.read_file(&file) {
         Ok(bytes) => Some(
             String::from_utf8(bytes).map_err(|_| format!("{}: stream did not contain valid UTF-8", path.display()))?,
         ),
@@ -212,11 +213,17 @@ fn install_main(args: &InstallArgs, host: &mut dyn Host) -> Result<(), String> {
     if args.print {
         return host.stdout(&text).map_err(|e| e.message);
     }
-    if let Some(dir) = path.parent() {
+    if let Some(dir) = file.parent() {
         host.create_dir_all(dir, false)
             .map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    super::store::write(host, &path, &text)?;
+    // The file keeps its permissions (a settings file holding an API key
+    // stays owner-only); a new one is owner-only.
+    let mode = match &existing {
+        Some(_) => host.metadata(&file, false).ok().and_then(|m| m.mode),
+        None => None,
+    };
+    super::store::replace(host, &file, text.as_bytes(), mode.unwrap_or(0o600))?;
     host.stdout(&format!("{}: runs `{command}`\n", path.display()))
         .map_err(|e| e.message)?;
     match install::next_step(agent) {

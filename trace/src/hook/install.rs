@@ -19,13 +19,23 @@
 //! of Copilot's shape ([`super::copilot`]).
 //! The first three read the same shape: `hooks.EVENT = [{matcher, hooks: [{type:
 //! "command", command}]}]`.
+//!
+//! The file is someone's: [`resolve`] decides which file is written — a
+//! user's settings that are a link (a dotfiles repository) are followed to
+//! the file they name, deliberately; a project's settings, which a cloned
+//! repository controls, are never followed out of the project, and nothing
+//! but a regular file is read or written. The new text replaces the file
+//! atomically through a temporary file created exclusively beside it
+//! ([`super::store::replace`]: never through a link planted there).
 
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use doom_loop::json::{parse, write_json_string, Object, Value};
 use doom_loop::JsString;
 
 use super::event::Agent;
+use crate::host::{FileKind, Host};
 
 /// Which settings file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,6 +99,64 @@ pub fn settings_path(agent: Agent, scope: Scope, home: &Path, cwd: &Path) -> Pat
 /// (Codex reads its user configuration there instead of `~/.codex`).
 pub fn codex_user_hooks(codex_home: &Path) -> PathBuf {
     codex_home.join("hooks.json")
+}
+
+/// `path` with its links resolved as far as anything exists: the real
+/// path of its nearest existing ancestor, then the names still to be
+/// created (a link pointing nowhere is an error: it is not created).
+fn real_path_to_be(host: &mut dyn Host, path: &Path) -> std::io::Result<PathBuf> {
+    let mut missing = Vec::new();
+    let mut at = path;
+    loop {
+        match host.metadata(at, false) {
+            Ok(_) => {
+                let mut real = host.real_path(at)?;
+                real.extend(missing.iter().rev());
+                return Ok(real);
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => match (at.parent(), at.file_name()) {
+                (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => {
+                    missing.push(name);
+                    at = parent;
+                }
+                _ => return Ok(path.to_path_buf()),
+            },
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The file the install reads and writes for the settings at `path`: the
+/// file itself, or the one a link there names. The user's links are
+/// followed (a settings file kept in a dotfiles repository gets the hook,
+/// and the link stays a link). In `Scope::Project` (`cwd`: the project)
+/// the settings, their folder and whatever they link to must stay inside
+/// the project: a repository cannot send the install to a file of the
+/// user's elsewhere.
+///
+/// # Errors
+/// A link out of the project, a link to nothing, or something that is not
+/// a regular file (a FIFO, a device, a folder): the message says which,
+/// and nothing is read or written.
+pub fn resolve(host: &mut dyn Host, path: &Path, scope: Scope, cwd: &Path) -> Result<PathBuf, String> {
+    let real = real_path_to_be(host, path)
+        .map_err(|e| format!("{}: cannot follow it ({e}); not changing anything", path.display()))?;
+    if scope == Scope::Project {
+        let root = host.real_path(cwd).map_err(|e| format!("{}: {e}", cwd.display()))?;
+        if !real.starts_with(&root) {
+            return Err(format!(
+                "{} leads out of the project (to {}); a project's settings are not followed out of it: not changing anything",
+                path.display(),
+                real.display()
+            ));
+        }
+    }
+    match host.metadata(&real, false) {
+        Ok(meta) if meta.kind != FileKind::File => {
+            Err(format!("{} is not a regular file; not changing it", real.display()))
+        }
+        _ => Ok(real),
+    }
 }
 
 /// What the user must do after the install before the agent runs the hook.

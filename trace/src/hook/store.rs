@@ -2,7 +2,13 @@
 //! state directory, written atomically (a temporary file renamed over the
 //! old one, so a process killed mid-write leaves the previous file whole)
 //! and guarded by a lock file (parallel tool calls of one message start
-//! parallel hook processes).
+//! parallel hook processes). [`replace`] is also how `hook install`
+//! writes a user's settings.
+//!
+//! The directory may be one someone else can reach (`--state-dir
+//! /tmp/…`): every file the store creates is created exclusively, so a
+//! link planted at its name is never followed, and the state files are
+//! owner-only (they hold the round's tool inputs and outputs).
 //!
 //! The directory: `--state-dir`, else `$DOOMLOOP_STATE_DIR`, else
 //! `$XDG_STATE_HOME/doomloop`, else `~/.local/state/doomloop`.
@@ -162,26 +168,59 @@ pub fn read(host: &mut dyn Host, file: &Path) -> Result<Option<String>, String> 
     }
 }
 
-/// Writes a state file atomically: `FILE.tmp`, then renamed over `FILE`
-/// (the lock makes this process the only writer of both).
+/// Writes a state file atomically and owner-only ([`replace`]).
 ///
 /// # Errors
 /// The directory cannot be written.
 pub fn write(host: &mut dyn Host, file: &Path, contents: &str) -> Result<(), String> {
-    let mut tmp = file.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
     // No fsync: the rename is what a killed process cannot tear (the
     // kernel has the bytes either way); a power loss can, and a torn
     // file then starts that session over (one warning). Syncing would
     // cost more than the whole decision on every tool call.
-    let result = host
-        .write_file(&tmp, contents.as_bytes())
-        .and_then(|()| host.rename(&tmp, file));
-    result.map_err(|e| {
+    replace(host, file, contents.as_bytes(), 0o600)
+}
+
+/// Temporary names tried before giving up: `FILE.PID.tmp`, then
+/// `FILE.PID-1.tmp`, … (a name already taken — a crashed run's leftover,
+/// or a link someone planted — is skipped, never written through).
+const TMP_TRIES: u32 = 16;
+
+/// Replaces `file` atomically: `bytes` go to a temporary file beside it,
+/// created exclusively ([`FileSystem::write_new`](crate::host::FileSystem::write_new):
+/// `O_CREAT|O_EXCL`, so never through a link someone put there) with
+/// permissions `mode`, then renamed over `file` (a rename replaces a link
+/// at `file` itself, never what it points to). A failure removes the
+/// temporary file; `file` is then as it was.
+///
+/// # Errors
+/// The directory cannot be written (the message names `file`).
+pub fn replace(host: &mut dyn Host, file: &Path, bytes: &[u8], mode: u32) -> Result<(), String> {
+    let failed = |e: std::io::Error| format!("cannot write {}: {e}", file.display());
+    let tmp = write_temp(host, file, bytes, mode).map_err(failed)?;
+    host.rename(&tmp, file).map_err(|e| {
         let _ = host.remove_file(&tmp);
-        format!("cannot write {}: {e}", file.display())
+        failed(e)
     })
+}
+
+fn write_temp(host: &mut dyn Host, file: &Path, bytes: &[u8], mode: u32) -> std::io::Result<PathBuf> {
+    let pid = host.pid();
+    let mut taken = None;
+    for n in 0..TMP_TRIES {
+        let mut name = file.as_os_str().to_owned();
+        name.push(if n == 0 {
+            format!(".{pid}.tmp")
+        } else {
+            format!(".{pid}-{n}.tmp")
+        });
+        let tmp = PathBuf::from(name);
+        match host.write_new(&tmp, bytes, mode) {
+            Ok(()) => return Ok(tmp),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => taken = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(taken.unwrap_or_else(|| ErrorKind::AlreadyExists.into()))
 }
 
 /// Creates the state directory (owner-only where permissions exist).
