@@ -82,9 +82,12 @@ test-js:
 	$(NODE22) --test --test-concurrency=1 tests/e2e/ai-sdk/ai-sdk-v7.test.mjs tests/e2e/mastra/mastra.test.mjs
 
 ## `doomloop hook` in front of the real coding agents (the pinned
-## @anthropic-ai/claude-code and @google/gemini-cli, their own tools in a
-## scratch dir, the model scripted on 127.0.0.1), then the hook process on
-## bad input, torn state, dead locks and install merges.
+## @anthropic-ai/claude-code, @google/gemini-cli and @openai/codex, their own
+## tools in a scratch dir, the model scripted on 127.0.0.1) — installed by
+## `doomloop hook install`, and as the plugins and extensions of plugins/
+## installed by the agents' own commands — then the hook process on bad
+## input, torn state, dead locks and install merges, and the plugins'
+## launcher in fake install layouts.
 test-hooks: tools
 	$(CARGO) build --quiet --release -p doom-loop-trace --bin doomloop
 	node --test --test-concurrency=1 tests/hooks/
@@ -149,6 +152,7 @@ bench: build
 	node benches/js/startup.mjs --json target/bench-startup.json
 	$(CARGO) build --quiet --release -p doom-loop-trace --bin doomloop
 	node benches/hook.mjs
+	node benches/launcher.mjs
 	node benches/js/adapter-ai-sdk.mjs
 	node benches/js/adapter-langchain.mjs
 	node benches/js/session.mjs

@@ -96,14 +96,19 @@ function jsonOrNull(text) {
   try { return JSON.parse(text); } catch { return null; }
 }
 
-/** `claude -p PROMPT` with the hook installed, answered by `script(body, turn, dirs)`. */
-export async function runClaude(script, { files, hookArgs = [], prompt = 'Do the task.' } = {}) {
+/**
+ * `claude -p PROMPT` with the hook installed, answered by `script(body, turn, dirs)`.
+ * `setup(dirs)`, when given, installs the hook instead (it returns the
+ * extra arguments and environment of the run, e.g. the plugin's).
+ */
+export async function runClaude(script, { files, hookArgs = [], prompt = 'Do the task.', setup } = {}) {
   const dirs = sandbox(files);
-  const settings = install('claude-code', dirs, hookArgs);
+  const { args = [], env = {} } = setup ? setup(dirs) : { args: ['--settings', install('claude-code', dirs, hookArgs)] };
   const run = await runAgent(startAnthropicServer, script, dirs, (server) => ({
     bin: claudeBin,
-    args: ['-p', prompt, '--settings', settings, '--allowedTools', 'Bash,Read,Edit,Write', '--output-format', 'json'],
+    args: ['-p', prompt, ...args, '--allowedTools', 'Bash,Read,Edit,Write', '--output-format', 'json'],
     env: {
+      ...env,
       ANTHROPIC_BASE_URL: server.url,
       ANTHROPIC_API_KEY: 'sk-ant-scripted-test-key',
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
@@ -113,22 +118,30 @@ export async function runClaude(script, { files, hookArgs = [], prompt = 'Do the
   return { ...run, result: jsonOrNull(run.stdout) };
 }
 
-/** `gemini -p PROMPT` with the hook installed, answered by `script(body, turn, dirs)`. */
-export async function runGemini(script, { files, hookArgs = [], prompt = 'Do the task.' } = {}) {
+/** The Gemini CLI settings of every run: the scripted server's auth, nothing else to talk to. */
+export const geminiSettings = {
+  security: { auth: { selectedType: 'gemini-api-key' } },
+  // Gemini CLI's own repeated-call check (5 identical calls) is turned
+  // off so that these runs test the hook; docs/coding-agents.md says so.
+  model: { disableLoopDetection: true },
+  // Nothing but the scripted server to talk to: no telemetry, no update check.
+  privacy: { usageStatisticsEnabled: false },
+  general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+};
+
+/**
+ * `gemini -p PROMPT` with the hook installed, answered by `script(body, turn, dirs)`.
+ * `setup(dirs)`, when given, installs the hook instead (it returns the
+ * run's extra environment).
+ */
+export async function runGemini(script, { files, hookArgs = [], prompt = 'Do the task.', setup } = {}) {
   const dirs = sandbox(files);
-  install('gemini-cli', dirs, hookArgs, {
-    security: { auth: { selectedType: 'gemini-api-key' } },
-    // Gemini CLI's own repeated-call check (5 identical calls) is turned
-    // off so that these runs test the hook; docs/coding-agents.md says so.
-    model: { disableLoopDetection: true },
-    // Nothing but the scripted server to talk to: no telemetry, no update check.
-    privacy: { usageStatisticsEnabled: false },
-    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
-  });
+  const { env = {} } = setup ? setup(dirs) : (install('gemini-cli', dirs, hookArgs, geminiSettings), {});
   const run = await runAgent(startGeminiServer, script, dirs, (server) => ({
     bin: process.execPath,
     args: [geminiJs, '-p', prompt, '--approval-mode', 'yolo', '--output-format', 'json', '-m', 'gemini-2.5-flash'],
     env: {
+      ...env,
       GEMINI_API_KEY: 'scripted-test-key',
       GOOGLE_GEMINI_BASE_URL: server.url,
       GEMINI_CLI_NO_RELAUNCH: 'true',
@@ -144,9 +157,9 @@ export async function runGemini(script, { files, hookArgs = [], prompt = 'Do the
  * `--dangerously-bypass-hook-trust` (it wrote the hooks itself), and runs
  * commands unsandboxed in the scratch directory.
  */
-export async function runCodex(script, { files, hookArgs = [], prompt = 'Do the task.' } = {}) {
+export async function runCodex(script, { files, hookArgs = [], prompt = 'Do the task.', setup } = {}) {
   const dirs = sandbox(files);
-  const hooks = install('codex', dirs, hookArgs);
+  const { hooks, env = {}, plugins = false } = setup ? setup(dirs) : { hooks: install('codex', dirs, hookArgs) };
   const provider = (key, value) => ['-c', `model_providers.scripted.${key}=${JSON.stringify(value)}`];
   const run = await runAgent(startResponsesServer, script, dirs, (server) => ({
     bin: codexBin,
@@ -159,10 +172,11 @@ export async function runCodex(script, { files, hookArgs = [], prompt = 'Do the 
       // analytics, no plugin marketplace sync (0.169 runs `git ls-remote
       // https://github.com/openai/plugins.git` at start otherwise) nor apps.
       '-c', 'check_for_update_on_startup=false', '-c', 'analytics.enabled=false',
-      '--disable', 'plugins', '--disable', 'remote_plugin', '--disable', 'apps',
+      // (A run of the plugin keeps local plugins on: they are what it tests.)
+      ...(plugins ? [] : ['--disable', 'plugins']), '--disable', 'remote_plugin', '--disable', 'apps',
       prompt,
     ],
-    env: { CODEX_HOME: join(dirs.home, '.codex'), SCRIPTED_API_KEY: 'scripted-test-key' },
+    env: { ...env, CODEX_HOME: join(dirs.home, '.codex'), SCRIPTED_API_KEY: 'scripted-test-key' },
   }));
   const events = run.stdout.split('\n').filter(Boolean).map(jsonOrNull).filter(Boolean);
   return { ...run, events, hooks };

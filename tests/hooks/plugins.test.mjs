@@ -1,0 +1,182 @@
+// The doom-loop plugins and extensions (plugins/, and the marketplaces and
+// the Gemini CLI extension at the repository's root) installed the way a
+// user installs them — by the agents' own commands, from this repository by
+// path, into a scratch HOME — then the real agent run against its scripted
+// model: no hook is written by hand. DOOMLOOP_BIN points the launcher at
+// the binary built here (tests/hooks/launcher.test.mjs tests its search).
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { root, doomloop, claudeBin, geminiJs, codexBin, geminiSettings, runClaude, runGemini, runCodex, stateFiles } from './agents.mjs';
+import { lastToolResults } from './anthropic-server.mjs';
+import { lastFunctionResponses } from './gemini-server.mjs';
+import { callOutputs } from './openai-server.mjs';
+import { AGENTS } from '../../scripts/sync-plugins.mjs';
+
+const noDoomloop = existsSync(doomloop) ? false : `no ${doomloop} (cargo build --release)`;
+const skipOf = (bin) => (!existsSync(bin) ? `no ${bin} (npm ci)` : noDoomloop);
+
+// Under the hooks' default option (RECOMMENDED_DOOM_LOOP_OPTION: the
+// reference's ladder with the stop at the 12th repeat), an identical failing
+// call is refused from the 3rd call and the session ends at the 12th.
+const BLOCK = 3;
+const STOP = 12;
+
+/** The agent's own CLI, in the sandbox HOME; it must succeed. */
+function cli(bin, args, dirs, env = {}) {
+  const argv = bin === geminiJs ? [geminiJs, ...args] : args;
+  const r = spawnSync(bin === geminiJs ? process.execPath : bin, argv, {
+    cwd: dirs.scratch,
+    env: { PATH: process.env.PATH, HOME: dirs.home, ...env },
+    encoding: 'utf8',
+    input: '',
+  });
+  assert.equal(r.status, 0, `${args.join(' ')}: ${r.stdout}\n${r.stderr}`);
+  return r;
+}
+/** What each run gives the launcher: the binary built here, the sandbox's state directory. */
+const launcherEnv = (dirs) => ({ DOOMLOOP_BIN: doomloop, DOOMLOOP_STATE_DIR: dirs.state });
+const claudeEnv = { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' };
+const stuck = (call) => (body, turn) => (turn < STOP + 2 ? { calls: [call] } : 'giving up');
+
+test('the plugins are in sync: each launcher copy is byte-identical to plugins/launcher/doomloop-hook and every manifest is current', () => {
+  const r = spawnSync(process.execPath, [join(root, 'scripts/sync-plugins.mjs'), '--check'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const launcher = readFileSync(join(root, 'plugins/launcher/doomloop-hook'));
+  for (const { dir } of Object.values(AGENTS)) assert.deepEqual(readFileSync(join(root, dir, 'scripts/doomloop-hook')), launcher, dir);
+});
+
+test('each plugin registers the events `doomloop hook install` writes, with the same matchers', { skip: noDoomloop }, () => {
+  for (const agent of Object.keys(AGENTS)) {
+    const r = spawnSync(doomloop, ['hook', 'install', agent, '--print', '--command', 'X'], { env: { ...process.env, HOME: tmpdir(), CODEX_HOME: tmpdir() }, encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const shape = (hooks) => Object.fromEntries(Object.entries(hooks).map(([event, [entry]]) => [event, entry.matcher ?? null]));
+    const installed = shape(JSON.parse(r.stdout).hooks);
+    const files = [join(AGENTS[agent].dir, 'hooks/hooks.json'), ...(agent === 'gemini-cli' ? ['hooks/hooks.json'] : [])];
+    for (const file of files) {
+      const plugin = JSON.parse(readFileSync(join(root, file), 'utf8')).hooks;
+      assert.deepEqual(shape(plugin), installed, file);
+      for (const [entry] of Object.values(plugin)) assert.match(entry.hooks[0].command, new RegExp(`^sh ".*/scripts/doomloop-hook" ${agent}$`), file);
+    }
+  }
+});
+
+describe('Claude Code plugin', { concurrency: 2 }, () => {
+  const skip = skipOf(claudeBin);
+  const REFUSED = /^PreToolUse:Bash hook error: Doom loop suspected: tool "Bash" was invoked in (\d+) consecutive rounds/;
+
+  test('`claude plugin validate` accepts the marketplace and the plugin', { skip }, () => {
+    const dirs = { home: mkdtempSync(join(tmpdir(), 'doomloop-plugin-')), scratch: tmpdir() };
+    for (const path of [root, join(root, AGENTS['claude-code'].dir)]) {
+      const r = cli(claudeBin, ['plugin', 'validate', path], dirs, claudeEnv);
+      assert.match(r.stdout, /Validation passed/);
+    }
+  });
+
+  test('installed from this repository\'s marketplace by path, the plugin refuses an identical failing command from the third call and ends the session at the stop', { skip }, async () => {
+    const run = await runClaude(stuck({ name: 'Bash', input: { command: 'cat missing.txt', description: 'run it' } }), {
+      setup: (dirs) => {
+        cli(claudeBin, ['plugin', 'marketplace', 'add', root], dirs, claudeEnv);
+        cli(claudeBin, ['plugin', 'install', 'doom-loop@doom-loop'], dirs, claudeEnv);
+        assert.ok(!existsSync(join(dirs.home, '.claude/settings.json')) || !readFileSync(join(dirs.home, '.claude/settings.json'), 'utf8').includes('"hooks"'), 'no hook in the settings');
+        return { env: launcherEnv(dirs) };
+      },
+    });
+    assert.equal(run.code, 0, run.stderr);
+    const seen = run.requests.map(lastToolResults).slice(1).map((results) => results[0]?.text ?? '');
+    assert.equal(run.requests.length, STOP, seen.join('\n'));
+    for (let i = 0; i < BLOCK - 1; i++) assert.match(seen[i], /No such file or directory/, `call ${i + 1}`);
+    for (let i = BLOCK - 1; i < STOP - 1; i++) assert.equal(seen[i].match(REFUSED)?.[1], String(i + 1), `call ${i + 1}: ${seen[i]}`);
+    assert.equal(run.result?.terminal_reason, 'hook_stopped', run.stdout);
+    const [file] = stateFiles(run.dirs);
+    assert.match(file.name, /^claude-code-/);
+    assert.match(file.state.halted, new RegExp(`invoked in ${STOP} consecutive rounds`));
+  });
+
+  test('`claude plugin install doom-loop --marketplace PATH` installs it in one step', { skip }, () => {
+    const dirs = { home: mkdtempSync(join(tmpdir(), 'doomloop-plugin-')), scratch: tmpdir() };
+    cli(claudeBin, ['plugin', 'install', 'doom-loop', '--marketplace', root], dirs, claudeEnv);
+    const installed = JSON.parse(readFileSync(join(dirs.home, '.claude/plugins/installed_plugins.json'), 'utf8'));
+    const [entry] = installed.plugins['doom-loop@doom-loop'];
+    assert.ok(existsSync(join(entry.installPath, 'scripts/doomloop-hook')), entry.installPath);
+  });
+});
+
+describe('Gemini CLI extension', { concurrency: 2 }, () => {
+  const skip = skipOf(geminiJs);
+  const REFUSED = /^Tool execution blocked: Doom loop suspected: tool "run_shell_command" was invoked in (\d+) consecutive rounds/;
+  const textOf = (r) => {
+    const resp = r?.response ?? {};
+    return typeof resp.output === 'string' ? resp.output : typeof resp.error === 'string' ? resp.error : JSON.stringify(resp);
+  };
+  // The folder a user is asked to trust when installing by path; the runs say yes.
+  const trust = { GEMINI_CLI_TRUST_WORKSPACE: 'true', GEMINI_CLI_NO_RELAUNCH: 'true' };
+
+  /** The extension installed from `source` by `gemini extensions install`, the run's settings beside it. */
+  const installFrom = (source) => (dirs) => {
+    mkdirSync(join(dirs.home, '.gemini'), { recursive: true });
+    writeFileSync(join(dirs.home, '.gemini/settings.json'), JSON.stringify(geminiSettings));
+    cli(geminiJs, ['extensions', 'install', source, '--consent'], dirs, trust);
+    return { env: launcherEnv(dirs) };
+  };
+
+  async function stuckRun(source) {
+    const run = await runGemini(stuck({ name: 'run_shell_command', args: { command: 'cat missing.txt' } }), { setup: installFrom(source) });
+    const seen = run.requests.map(lastFunctionResponses).slice(1).map((r) => textOf(r[0]));
+    for (let i = 0; i < BLOCK - 1; i++) assert.match(seen[i], /No such file or directory/, `call ${i + 1}: ${run.stderr}`);
+    for (let i = BLOCK - 1; i < STOP - 1; i++) assert.equal(seen[i].match(REFUSED)?.[1], String(i + 1), `call ${i + 1}: ${seen[i]}`);
+    // The stop ends the run: no request after the one answering the stopping call.
+    assert.equal(run.requests.length, STOP, seen.join('\n'));
+    const [file] = stateFiles(run.dirs);
+    assert.match(file.name, /^gemini-cli-/);
+    assert.match(file.state.halted, new RegExp(`invoked in ${STOP} consecutive rounds`));
+  }
+
+  test('installed by path (plugins/gemini-cli), the extension refuses an identical failing command from the third call and ends the run at the stop', { skip }, () =>
+    stuckRun(join(root, AGENTS['gemini-cli'].dir)));
+
+  test('the root extension (what an install from the repository URL clones) runs the same hooks', { skip }, () => {
+    // Only the files the root extension uses, as a clone has them.
+    const clone = mkdtempSync(join(tmpdir(), 'doomloop-clone-'));
+    for (const file of ['gemini-extension.json', 'hooks/hooks.json', join(AGENTS['gemini-cli'].dir, 'scripts/doomloop-hook')]) {
+      cpSync(join(root, file), join(clone, file));
+    }
+    return stuckRun(clone);
+  });
+});
+
+describe('Codex CLI plugin', { concurrency: 2, timeout: 180_000 }, () => {
+  const skip = skipOf(codexBin);
+  const BLOCKED = 'Command blocked by PreToolUse hook: ';
+  const REFUSED = /^Command blocked by PreToolUse hook: Doom loop suspected: tool "Bash" was invoked in (\d+) consecutive rounds/;
+
+  test('installed from this repository\'s marketplace by path, Codex runs the plugin\'s hooks: an identical failing command is refused from the third call and every call from the stop on', { skip }, async () => {
+    const turns = STOP + 2;
+    const codexEnv = (dirs) => ({ CODEX_HOME: join(dirs.home, '.codex') });
+    const run = await runCodex((body, turn) => (turn < turns ? { calls: [{ name: 'exec_command', args: { cmd: 'sh fail.sh' } }] } : 'giving up'), {
+      files: { 'fail.sh': '#!/bin/sh\necho run >> runs.log\ncat missing.txt\n' },
+      setup: (dirs) => {
+        mkdirSync(join(dirs.home, '.codex'), { recursive: true });
+        cli(codexBin, ['plugin', 'marketplace', 'add', root], dirs, codexEnv(dirs));
+        cli(codexBin, ['plugin', 'add', 'doom-loop@doom-loop'], dirs, codexEnv(dirs));
+        assert.ok(!existsSync(join(dirs.home, '.codex/hooks.json')), 'no hooks.json written');
+        return { env: launcherEnv(dirs), plugins: true };
+      },
+    });
+    const why = `exit ${run.code}\nstderr: ${run.stderr.slice(-2000)}`;
+    assert.equal(run.code, 0, why);
+    const seen = run.requests.slice(1).map((body, i) => callOutputs(body)[(run.server.issued[i] || [])[0]]);
+    assert.equal(seen.length, turns, why);
+    for (let i = 0; i < BLOCK - 1; i++) assert.match(seen[i], /No such file or directory/, `call ${i + 1}: ${why}`);
+    for (let i = BLOCK - 1; i < STOP - 1; i++) assert.equal(seen[i]?.match(REFUSED)?.[1], String(i + 1), `call ${i + 1}: ${seen[i]}`);
+    const [file] = stateFiles(run.dirs);
+    assert.match(file.name, /^codex-/);
+    assert.match(file.state.halted, new RegExp(`invoked in ${STOP} consecutive rounds`));
+    for (const text of seen.slice(STOP - 1)) assert.ok(text.startsWith(BLOCKED) && text.includes(file.state.halted.replace(/\.$/, '')), text);
+    const runs = readFileSync(join(run.dirs.scratch, 'runs.log'), 'utf8').split('\n').filter(Boolean).length;
+    assert.equal(runs, BLOCK - 1, 'the command ran at the first two calls only');
+  });
+});
