@@ -172,7 +172,9 @@ export async function runCodex(script, { files, hookArgs = [], prompt = 'Do the 
       // analytics, no plugin marketplace sync (0.169 runs `git ls-remote
       // https://github.com/openai/plugins.git` at start otherwise) nor apps.
       '-c', 'check_for_update_on_startup=false', '-c', 'analytics.enabled=false',
-      // (A run of the plugin keeps local plugins on: they are what it tests.)
+      // A run of the plugin keeps plugins on (they are what it tests): then
+      // 0.169 also looks up github.com at start (its curated plugins'
+      // sync), which fails offline and the run goes on.
       ...(plugins ? [] : ['--disable', 'plugins']), '--disable', 'remote_plugin', '--disable', 'apps',
       prompt,
     ],

@@ -10,10 +10,10 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { root, doomloop, claudeBin, geminiJs, codexBin, geminiSettings, runClaude, runGemini, runCodex, stateFiles } from './agents.mjs';
+import { root, doomloop, claudeBin, geminiJs, codexBin, geminiSettings, runClaude, runGemini, runCodex, stateFiles, failing, runs, why } from './agents.mjs';
 import { lastToolResults } from './anthropic-server.mjs';
 import { lastFunctionResponses } from './gemini-server.mjs';
-import { callOutputs } from './openai-server.mjs';
+import { issuedOutputs } from './openai-server.mjs';
 import { AGENTS } from '../../scripts/sync-plugins.mjs';
 
 const noDoomloop = existsSync(doomloop) ? false : `no ${doomloop} (cargo build --release)`;
@@ -157,7 +157,7 @@ describe('Codex CLI plugin', { concurrency: 2, timeout: 180_000 }, () => {
     const turns = STOP + 2;
     const codexEnv = (dirs) => ({ CODEX_HOME: join(dirs.home, '.codex') });
     const run = await runCodex((body, turn) => (turn < turns ? { calls: [{ name: 'exec_command', args: { cmd: 'sh fail.sh' } }] } : 'giving up'), {
-      files: { 'fail.sh': '#!/bin/sh\necho run >> runs.log\ncat missing.txt\n' },
+      files: failing,
       setup: (dirs) => {
         mkdirSync(join(dirs.home, '.codex'), { recursive: true });
         cli(codexBin, ['plugin', 'marketplace', 'add', root], dirs, codexEnv(dirs));
@@ -166,17 +166,15 @@ describe('Codex CLI plugin', { concurrency: 2, timeout: 180_000 }, () => {
         return { env: launcherEnv(dirs), plugins: true };
       },
     });
-    const why = `exit ${run.code}\nstderr: ${run.stderr.slice(-2000)}`;
-    assert.equal(run.code, 0, why);
-    const seen = run.requests.slice(1).map((body, i) => callOutputs(body)[(run.server.issued[i] || [])[0]]);
-    assert.equal(seen.length, turns, why);
-    for (let i = 0; i < BLOCK - 1; i++) assert.match(seen[i], /No such file or directory/, `call ${i + 1}: ${why}`);
+    assert.equal(run.code, 0, why(run));
+    const seen = issuedOutputs(run).map((r) => r[0]);
+    assert.equal(seen.length, turns, why(run));
+    for (let i = 0; i < BLOCK - 1; i++) assert.match(seen[i], /No such file or directory/, `call ${i + 1}: ${why(run)}`);
     for (let i = BLOCK - 1; i < STOP - 1; i++) assert.equal(seen[i]?.match(REFUSED)?.[1], String(i + 1), `call ${i + 1}: ${seen[i]}`);
     const [file] = stateFiles(run.dirs);
     assert.match(file.name, /^codex-/);
     assert.match(file.state.halted, new RegExp(`invoked in ${STOP} consecutive rounds`));
     for (const text of seen.slice(STOP - 1)) assert.ok(text.startsWith(BLOCKED) && text.includes(file.state.halted.replace(/\.$/, '')), text);
-    const runs = readFileSync(join(run.dirs.scratch, 'runs.log'), 'utf8').split('\n').filter(Boolean).length;
-    assert.equal(runs, BLOCK - 1, 'the command ran at the first two calls only');
+    assert.equal(runs(run.dirs), BLOCK - 1, 'the command ran at the first two calls only');
   });
 });
