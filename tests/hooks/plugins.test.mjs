@@ -41,6 +41,12 @@ function cli(bin, args, dirs, env = {}) {
 const launcherEnv = (dirs) => ({ DOOMLOOP_BIN: doomloop, DOOMLOOP_STATE_DIR: dirs.state });
 const claudeEnv = { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' };
 const stuck = (call) => (body, turn) => (turn < STOP + 2 ? { calls: [call] } : 'giving up');
+/** The run's environment with no doomloop anywhere: PATH without a folder holding one, no DOOMLOOP_BIN. */
+const nothingInstalled = (dirs) => ({
+  PATH: process.env.PATH.split(':').filter((d) => d && !existsSync(join(d, 'doomloop'))).join(':'),
+  DOOMLOOP_STATE_DIR: dirs.state,
+});
+const NOTICE = 'no-doomloop-notice';
 
 test('the plugins are in sync: each launcher copy is byte-identical to plugins/launcher/doomloop-hook and every manifest is current', () => {
   const r = spawnSync(process.execPath, [join(root, 'scripts/sync-plugins.mjs'), '--check'], { encoding: 'utf8' });
@@ -96,6 +102,21 @@ describe('Claude Code plugin', { concurrency: 2 }, () => {
     assert.match(file.state.halted, new RegExp(`invoked in ${STOP} consecutive rounds`));
   });
 
+  test('with no doomloop installed, the plugin fails open: every call runs, the session completes, the notice is remembered', { skip }, async () => {
+    const run = await runClaude((body, turn) => (turn < 4 ? { calls: [{ name: 'Bash', input: { command: 'cat missing.txt', description: 'run it' } }] } : 'done'), {
+      setup: (dirs) => {
+        cli(claudeBin, ['plugin', 'install', 'doom-loop', '--marketplace', root], dirs, claudeEnv);
+        return { env: nothingInstalled(dirs) };
+      },
+    });
+    assert.equal(run.code, 0, run.stderr);
+    const seen = run.requests.map(lastToolResults).slice(1).map((results) => results[0]?.text ?? '');
+    assert.equal(seen.length, 4);
+    for (const text of seen) assert.match(text, /No such file or directory/);
+    assert.equal(run.result?.result, 'done');
+    assert.ok(existsSync(join(run.dirs.state, NOTICE)));
+  });
+
   test('`claude plugin install doom-loop --marketplace PATH` installs it in one step', { skip }, () => {
     const dirs = { home: mkdtempSync(join(tmpdir(), 'doomloop-plugin-')), scratch: tmpdir() };
     cli(claudeBin, ['plugin', 'install', 'doom-loop', '--marketplace', root], dirs, claudeEnv);
@@ -134,6 +155,26 @@ describe('Gemini CLI extension', { concurrency: 2 }, () => {
     assert.match(file.name, /^gemini-cli-/);
     assert.match(file.state.halted, new RegExp(`invoked in ${STOP} consecutive rounds`));
   }
+
+  test('`gemini extensions validate` accepts the extension and its root copy', { skip }, () => {
+    const dirs = { home: mkdtempSync(join(tmpdir(), 'doomloop-plugin-')), scratch: tmpdir() };
+    for (const path of [join(root, AGENTS['gemini-cli'].dir), root]) {
+      const r = cli(geminiJs, ['extensions', 'validate', path], dirs, trust);
+      assert.match(r.stdout + r.stderr, /successfully validated/);
+    }
+  });
+
+  test('with no doomloop installed, the extension fails open (`{}`, never stderr as the answer): every call runs, the notice is remembered', { skip }, async () => {
+    const run = await runGemini((body, turn) => (turn < 4 ? { calls: [{ name: 'run_shell_command', args: { command: 'cat missing.txt' } }] } : 'done'), {
+      setup: (dirs) => ({ env: { ...installFrom(join(root, AGENTS['gemini-cli'].dir))(dirs).env, ...nothingInstalled(dirs), DOOMLOOP_BIN: '' } }),
+    });
+    assert.equal(run.code, 0, run.stderr);
+    const seen = run.requests.map(lastFunctionResponses).slice(1).map((r) => textOf(r[0]));
+    assert.equal(seen.length, 4, seen.join('\n'));
+    for (const text of seen) assert.match(text, /No such file or directory/);
+    assert.equal(run.result?.response, 'done');
+    assert.ok(existsSync(join(run.dirs.state, NOTICE)));
+  });
 
   test('installed by path (plugins/gemini-cli), the extension refuses an identical failing command from the third call and ends the run at the stop', { skip }, () =>
     stuckRun(join(root, AGENTS['gemini-cli'].dir)));
