@@ -124,6 +124,17 @@ test('launcher: no platform package: `doomloop` on PATH as it is (the npm CLI\'s
   assert.equal(r.stdout, 'ran the wasm CLI\n');
 });
 
+test('launcher: an empty or relative PATH entry is not the project: a `./doomloop` where the agent works never runs', () => {
+  const w = world();
+  const project = join(w.base, 'project');
+  fake(join(project, 'doomloop'), 'echo "ran the project\'s doomloop"');
+  fake(join(project, 'bin/doomloop'), 'echo "ran the project\'s bin/doomloop"');
+  const cargo = fake(join(w.home, '.cargo/bin/doomloop'));
+  w.path.push('', '.', 'bin');
+  const r = spawnSync('/bin/sh', [launcher, 'claude-code'], { cwd: project, input: '{}', encoding: 'utf8', env: { HOME: w.home, PATH: w.path.join(':') } });
+  ran({ ...r, lines: [] }, cargo);
+});
+
 test('launcher: ~/.cargo/bin/doomloop when nothing else is there', () => {
   const w = world();
   const cargo = fake(join(w.home, '.cargo/bin/doomloop'));
