@@ -155,6 +155,7 @@ bench: build
 	node benches/launcher.mjs
 	node benches/js/adapter-ai-sdk.mjs
 	node benches/js/adapter-langchain.mjs
+	node --expose-gc benches/js/adapter-claude-agent-sdk.mjs
 	node benches/js/session.mjs
 	node benches/js/targets.mjs target/bench-peers.json target/bench-startup.json target/criterion target/bench-hook.json --json target/bench-targets.json
 

@@ -44,8 +44,13 @@ export interface DoomLoopHooksOptions {
   loopKeys?: Record<string, LoopKey | false>;
   /** Per-tool result identity, by the same names. */
   loopOutputKeys?: Record<string, LoopOutputKey | false>;
-  /** Where states are kept by session id (default: a Map in memory). */
+  /** Where states are kept by session id (default: in memory, the latest 10,000). */
   store?: DoomLoopStateStore;
+  /**
+   * Detectors kept live at once (default 64). Past it, the least recently used session's state
+   * is stored and its detector freed; it resumes from the store when the session comes back.
+   */
+  maxLiveSessions?: number;
   /** Called for every verdict. Errors are logged and ignored. */
   onDetected?: (verdict: DoomLoopVerdict) => void;
 }
@@ -67,8 +72,10 @@ export interface DoomLoopHooks {
   getState(sessionId: string): unknown;
   /** The verdict that halted a session, or null. */
   haltVerdict(sessionId: string): DoomLoopVerdict | null;
-  /** Every verdict of a session so far. */
+  /** Every verdict of a session whose detector is live (until its session ends or is evicted; `onDetected` sees every verdict). */
   verdicts(sessionId: string): DoomLoopVerdict[];
+  /** How many detectors are live now (at most `maxLiveSessions`). */
+  liveSessions(): number;
 }
 
 /**

@@ -16,8 +16,14 @@
 // * `UserPromptSubmit`: a new user message (`onUserTurn`).
 // Escalate is not available (a hook cannot swap the model of one request):
 // an option that asks for it warns, as the reference warns about dead rungs.
-// State is kept by session id in `store` (default: in memory) after every
-// round, so a session resumed with `resume: sessionId` continues its streaks.
+// * `Stop` / `StopFailure` / `SubagentStop` / `SessionEnd`: the conversation
+//   ended or waits for the user: its state is stored and its engine freed.
+// State is kept by session id in `store` (default: in memory, the latest
+// 10,000) after every round, so a session resumed with `resume: sessionId`
+// continues its streaks. One hooks object may serve a whole server: at most
+// `maxLiveSessions` engines stay live (the least recently used is stored and
+// freed, and resumes from the store when it comes back), and a subagent
+// (`agent_id`) gets a detector of its own, apart from its session's.
 
 import { DoomLoopSession } from 'doom-loop-wasm';
 
@@ -35,6 +41,47 @@ export class UnsupportedClaudeCodeVersionError extends Error {
     super(`doom-loop-wasm/claude-agent-sdk supports Claude Code ${SUPPORTED_VERSIONS['claude-code']} (@anthropic-ai/claude-agent-sdk ${SUPPORTED_VERSIONS['claude-agent-sdk']}; it needs the PostToolBatch hook; tested with ${SUPPORTED_VERSIONS.tested}); this session runs Claude Code ${found}`);
     this.name = 'UnsupportedClaudeCodeVersionError';
   }
+}
+
+/** Engines kept live by default: past it, the least recently used session is stored and freed. */
+const DEFAULT_LIVE_SESSIONS = 64;
+/** States the default in-memory store keeps (the most recently written); pass a `store` to keep them all. */
+const DEFAULT_STORED_STATES = 10_000;
+/** The events after which a conversation's engine is freed (its state stored): the turn or the session ended. */
+const END_EVENTS = ['Stop', 'StopFailure', 'SubagentStop', 'SessionEnd'];
+
+/**
+ * The conversation a hook event belongs to: its session, or a subagent of it
+ * (`agent_id`, present only inside one). Subagents run their own model loops,
+ * in parallel, with their own rounds: each gets its own detector.
+ */
+function conversationKey(input) {
+  const session = String(input?.session_id ?? '');
+  const agent = input?.agent_id;
+  return typeof agent === 'string' && agent !== '' ? `${session}/agent/${agent}` : session;
+}
+
+function liveBound(value) {
+  return Number.isInteger(value) && value >= 1 ? value : DEFAULT_LIVE_SESSIONS;
+}
+
+/**
+ * The default store: states in memory as JSON text (half the heap of the
+ * objects, and a copy nobody else holds), the oldest written dropped past `max`.
+ */
+function memoryStore(max) {
+  const states = new Map();
+  return {
+    get: (id) => {
+      const text = states.get(id);
+      return text === undefined ? undefined : JSON.parse(text);
+    },
+    set: (id, state) => {
+      states.delete(id);
+      states.set(id, JSON.stringify(state));
+      if (states.size > max) states.delete(states.keys().next().value);
+    },
+  };
 }
 
 const versionParts = (v) => /^(\d+)\.(\d+)\.(\d+)/.exec(String(v ?? ''))?.slice(1).map(Number);
@@ -64,7 +111,10 @@ export function checkClaudeCodeVersion(message) {
  * @property {Record<string, unknown>} [loopKeys] Per-tool loop identity by the tool name the
  *   hooks see (`mcp__<server>__<tool>` for SDK MCP tools): a function, a field list, or `false`.
  * @property {Record<string, unknown>} [loopOutputKeys] Per-tool result identity, by the same names.
- * @property {DoomLoopStateStore} [store] Where states are kept by session id (default: a Map in memory).
+ * @property {DoomLoopStateStore} [store] Where states are kept by session id (default: in memory, the
+ *   latest 10,000).
+ * @property {number} [maxLiveSessions] Detectors kept live at once (default 64): past it, the least
+ *   recently used session's state is stored and its detector freed; it resumes from the store.
  * @property {(verdict: import('../index.js').DoomLoopVerdict) => void} [onDetected] Called for every verdict.
  */
 
@@ -74,7 +124,9 @@ export function checkClaudeCodeVersion(message) {
  *   Pass as `query({ options: { hooks } })` (merge with your own per event).
  * @property {(sessionId: string) => unknown} getState The state of a session (what the store holds).
  * @property {(sessionId: string) => any} haltVerdict The verdict that halted a session, or null.
- * @property {(sessionId: string) => any[]} verdicts Every verdict of a session so far.
+ * @property {(sessionId: string) => any[]} verdicts Every verdict of a session whose detector is live
+ *   (until its session ends or is evicted; `onDetected` sees every verdict).
+ * @property {() => number} liveSessions How many detectors are live now (at most `maxLiveSessions`).
  */
 
 /**
@@ -91,9 +143,10 @@ export function checkClaudeCodeVersion(message) {
  */
 export function doomLoopHooks(options = {}) {
   const { doomLoop = true, loopKeys, loopOutputKeys, onDetected } = options;
-  const memory = new Map();
-  const store = options.store ?? { get: (id) => memory.get(id), set: (id, state) => void memory.set(id, state) };
-  const sessions = new Map(); // session id → live DoomLoopSession
+  const store = options.store ?? memoryStore(DEFAULT_STORED_STATES);
+  const maxLive = liveBound(options.maxLiveSessions);
+  // Conversation key → live DoomLoopSession, least recently used first.
+  const sessions = new Map();
   let warned = false;
   const fail = (err) => {
     if (!warned) {
@@ -102,27 +155,56 @@ export function doomLoopHooks(options = {}) {
     }
   };
   const broken = new Set();
-  const keyOf = (input) => String(input?.session_id ?? '');
-  const sessionFor = (input) => {
-    const id = keyOf(input);
-    let s = sessions.get(id);
-    if (!s) {
-      const state = store.get(id);
-      s = new DoomLoopSession({ doomLoop, loopKeys, loopOutputKeys, onDetected, capabilities: { refuse: true, stop: true, steer: true, escalate: false }, ...(state !== undefined && { state }) });
-      sessions.set(id, s);
+  const make = (state) => new DoomLoopSession({ doomLoop, loopKeys, loopOutputKeys, onDetected, capabilities: { refuse: true, stop: true, steer: true, escalate: false }, ...(state !== undefined && { state }) });
+  // Written to the store, then freed: a session that comes back resumes from the store.
+  const retire = (key, s) => {
+    sessions.delete(key);
+    try {
+      if (!broken.has(key)) store.set(key, s.getState());
+    } catch (err) {
+      fail(err);
+    } finally {
+      s.free();
     }
+  };
+  const sessionFor = (input) => {
+    const key = conversationKey(input);
+    let s = sessions.get(key);
+    if (s) {
+      sessions.delete(key); // re-inserted last: the most recently used
+    } else {
+      s = make(store.get(key));
+      while (sessions.size >= maxLive) {
+        const [oldest, evicted] = sessions.entries().next().value;
+        retire(oldest, evicted);
+      }
+    }
+    sessions.set(key, s);
     return s;
   };
-  const save = (input, s) => store.set(keyOf(input), s.getState());
+  const save = (input, s) => store.set(conversationKey(input), s.getState());
   const guarded = (fn) => async (input) => {
-    if (broken.has(keyOf(input))) return {};
+    if (broken.has(conversationKey(input))) return {};
     try {
       return (await fn(input)) ?? {};
     } catch (err) {
-      broken.add(keyOf(input));
+      broken.add(conversationKey(input));
       fail(err);
       return {};
     }
+  };
+  // The SDK says the conversation (a session, or one subagent) ended or paused
+  // for the user: its state goes to the store, its engine is freed.
+  const ended = async (input) => {
+    try {
+      const key = conversationKey(input);
+      const s = sessions.get(key);
+      if (s) retire(key, s);
+      broken.delete(key);
+    } catch (err) {
+      fail(err);
+    }
+    return {};
   };
 
   const hooks = doomLoop === false ? {} : {
@@ -160,13 +242,30 @@ export function doomLoopHooks(options = {}) {
       if (guidance) return { hookSpecificOutput: { hookEventName: 'PostToolBatch', additionalContext: guidance } };
       return {};
     })] }],
+    ...Object.fromEntries(END_EVENTS.map((event) => [event, [{ hooks: [ended] }]])),
   };
 
   const live = (id) => sessions.get(String(id));
+  // A session without a live engine: its halt as the stored state re-arms it.
+  const storedHalt = (id) => {
+    const state = store.get(String(id));
+    if (state === undefined) return null;
+    const s = make(state);
+    try {
+      s.resumeHalt();
+      return s.haltVerdict();
+    } finally {
+      s.free();
+    }
+  };
   return {
     hooks,
     getState: (id) => live(id)?.getState() ?? store.get(String(id)),
-    haltVerdict: (id) => live(id)?.haltVerdict() ?? null,
+    haltVerdict: (id) => {
+      const s = live(id);
+      return s ? s.haltVerdict() : storedHalt(id);
+    },
     verdicts: (id) => live(id)?.verdicts() ?? [],
+    liveSessions: () => sessions.size,
   };
 }

@@ -51,6 +51,8 @@ describe('claude-agent-sdk: agents that work complete under RECOMMENDED_DOOM_LOO
     assert.equal(agent.executions.length, 10);
     assert.equal(run.result.result, 'Found the bug in part 10.');
     assert.equal(dl.haltVerdict(run.sessionId), null);
+    // The run ended: its detector was freed at the SDK's end events (Stop, SessionEnd).
+    assert.equal(dl.liveSessions(), 0);
   });
 
   test('edit-then-test agent', async () => {
