@@ -122,7 +122,17 @@ const host = {
   stderrIsTerminal: () => process.stderr.isTTY === true,
 };
 
-try {
+if (process.argv[2] === 'proxy') {
+  // The gateway server is Node's (an HTTP server and client): its own file.
+  const { main } = await import('./proxy.mjs');
+  try {
+    const status = await main(process.argv.slice(3));
+    if (status !== undefined) process.exitCode = status;
+  } catch (error) {
+    stderr(`doomloop proxy: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(EXIT_ERROR);
+  }
+} else try {
   // The full module's exports, behind the replay entry's trap guard (it
   // guards them in place: after a trap, every call throws one named error).
   require('./replay-node.cjs');

@@ -302,3 +302,20 @@ export declare function evaluateTranscripts(
   inputs: TranscriptInput | NamedTranscriptFile | readonly (TranscriptInput | NamedTranscriptFile)[],
   options?: EvaluateOptions,
 ): EvaluationReport;
+
+/**
+ * The gateway's decision for one request of an LLM API, as JSON text:
+ * `{action: "forward"|"rewrite"|"answer", body?, contentType?, headers, log}`.
+ * `doom-loop-wasm/gateway`'s fetch handler is built on it.
+ * @param api `chat`, `responses` or `anthropic`
+ * @param body the request body's bytes
+ * @param option the `doomLoop` option as JSON text (undefined: `RECOMMENDED_DOOM_LOOP_OPTION`)
+ * @param loopKeys per-tool loop keys as JSON text
+ */
+export declare function gatewayDecide(api: 'chat' | 'responses' | 'anthropic', body: Uint8Array, option?: string, loopKeys?: string): string;
+
+/**
+ * The API a request speaks from its method and path (`POST …/chat/completions`,
+ * `…/responses`, `…/messages`), or undefined when the gateway passes it through.
+ */
+export declare function gatewayRoute(method: string, path: string): 'chat' | 'responses' | 'anthropic' | undefined;

@@ -167,3 +167,19 @@ export function evaluateTranscripts(inputs, { options, doomLoop } = {}) {
     evaluator.free();
   }
 }
+
+/**
+ * The gateway's decision for one request of an LLM API (`api`: `chat`,
+ * `responses` or `anthropic`; `body`: its bytes), as JSON text:
+ * `{action: "forward"|"rewrite"|"answer", body?, contentType?, headers,
+ * log}`. `option` and `loopKeys` are JSON text (undefined: the defaults).
+ * The fetch handler of `doom-loop-wasm/gateway` is built on it.
+ */
+export function gatewayDecide(api, body, option, loopKeys) {
+  return toolingCore('gatewayDecide').gatewayDecide(api, body, option, loopKeys);
+}
+
+/** The API a request speaks (`chat`, `responses`, `anthropic`) from its method and path, or undefined. */
+export function gatewayRoute(method, path) {
+  return toolingCore('gatewayRoute').gatewayRoute(method, path) ?? undefined;
+}

@@ -20,7 +20,7 @@ const out = process.argv[2] ?? join(root, 'pkg');
 const js = (name) => join(root, 'js', name);
 const source = (file) => readFileSync(js(file), 'utf8');
 
-for (const file of ['cli.mjs', 'conformance.mjs', 'README.md']) copyFileSync(js(file), join(out, file));
+for (const file of ['cli.mjs', 'proxy.mjs', 'conformance.mjs', 'README.md']) copyFileSync(js(file), join(out, file));
 copyFileSync(join(root, 'examples', 'billing-agent.json'), join(out, 'billing-agent.json'));
 for (const file of ['LICENSE-MIT', 'LICENSE-APACHE', 'CHANGELOG.md']) copyFileSync(join(root, file), join(out, file));
 
@@ -149,6 +149,12 @@ for (const name of adapterEntries) {
     .replace(relativeTypeImport, '$1.d.ts$2');
   writeFileSync(join(out, `${name}.d.ts`), dts);
 }
+
+// The gateway's fetch handler (js/gateway.js): an ESM subpath entry over the
+// replay entry's module (`doom-loop-wasm/replay`, by name, like the adapters'
+// main entry), where the gateway engine is.
+writeFileSync(join(out, 'gateway.mjs'), selfTypes(source('gateway.js'), 'gateway.d.ts'));
+writeFileSync(join(out, 'gateway.d.ts'), source('gateway.d.ts'));
 
 const manifest = JSON.parse(readFileSync(join(root, 'js', 'package.json'), 'utf8'));
 writeFileSync(join(out, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);

@@ -26,6 +26,10 @@ pub struct TranscriptCall {
     pub result: Option<Value>,
     /// The call failed (an error result).
     pub failed: bool,
+    /// The id its result names (`tool_call_id`, `tool_use_id`, `call_id`),
+    /// where the format has one: what a gateway rewrites a refused call's
+    /// result by.
+    pub id: Option<JsString>,
 }
 
 /// One model turn: its text and its tool calls.
@@ -38,6 +42,10 @@ pub struct TranscriptRound {
     /// Model tokens this turn cost (input + output, cache included), where
     /// the log records usage; what a stop before it would have saved.
     pub tokens: Option<f64>,
+    /// A user message came between the previous turn and this one (the
+    /// chat, Anthropic and Responses readers mark it; the others leave it
+    /// false). A user turn lifts a halt.
+    pub after_user: bool,
 }
 
 /// A transcript ready to replay.
@@ -60,6 +68,7 @@ impl TranscriptCall {
             malformed,
             result: None,
             failed: false,
+            id: None,
         }
     }
 }

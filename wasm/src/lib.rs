@@ -56,6 +56,8 @@ type Result<T> = std::result::Result<T, WasmError>;
 
 #[cfg(feature = "trace")]
 mod cli;
+#[cfg(feature = "trace")]
+mod gateway;
 mod session;
 #[cfg(feature = "trace")]
 mod trace;

@@ -14,7 +14,7 @@
 use doom_loop::error::Result;
 use doom_loop::json::Value;
 
-use super::{at, call_from, content_text, get, invalid, output_value, string_field, Builder};
+use super::{at, call_from, content_text, get, invalid, output_value, string_field, Builder, Conversation};
 use crate::transcript::TranscriptRound;
 
 /// The rounds of an Anthropic message list.
@@ -23,15 +23,44 @@ use crate::transcript::TranscriptRound;
 /// A `tool_use` block without `name`, named by its place
 /// (`messages[2].content[1]`).
 pub fn rounds(messages: &[Value]) -> Result<Vec<TranscriptRound>> {
+    Ok(conversation(messages)?.rounds)
+}
+
+/// The rounds of an Anthropic message list with its user turns (a user
+/// message that answers no call: text, no `tool_result` block), as a
+/// gateway reads a request.
+///
+/// # Errors
+/// As [`rounds`].
+pub fn conversation(messages: &[Value]) -> Result<Conversation> {
     let mut builder = Builder::default();
     let mut previous_id = None;
     for (i, message) in messages.iter().enumerate() {
         let id = string_field(message, &["id"]);
         let continues = id.is_some() && id == previous_id;
+        if is_user_turn(message) {
+            builder.user_turn();
+        }
         message_into(&mut builder, message, continues).map_err(|e| at(&format!("messages[{i}]"), e))?;
         previous_id = id;
     }
-    Ok(builder.finish())
+    Ok(builder.finish_conversation())
+}
+
+/// A user message that is the person's, not the tools': it answers no
+/// call (agents such as Claude Code put reminders as text beside
+/// `tool_result` blocks; those messages are the tools').
+fn is_user_turn(message: &Value) -> bool {
+    if !string_field(message, &["role"]).is_some_and(|r| r == "user") {
+        return false;
+    }
+    match get(message, "content") {
+        Some(Value::Array(blocks)) => {
+            !blocks.is_empty() && !blocks.iter().any(|b| block_type(b).ends_with(b"tool_result"))
+        }
+        Some(Value::String(_)) => true,
+        _ => false,
+    }
 }
 
 fn block_type(block: &Value) -> Vec<u8> {

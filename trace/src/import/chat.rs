@@ -11,7 +11,7 @@
 use doom_loop::error::Result;
 use doom_loop::json::Value;
 
-use super::{array, at, call_from, content_text, get, invalid, output_value, string_field, Builder};
+use super::{array, at, call_from, content_text, get, invalid, output_value, string_field, Builder, Conversation};
 use crate::transcript::TranscriptRound;
 
 /// The rounds of a chat message list.
@@ -20,11 +20,20 @@ use crate::transcript::TranscriptRound;
 /// A tool call without a function name, named by its place
 /// (`messages[4].tool_calls[1]`).
 pub fn rounds(messages: &[Value]) -> Result<Vec<TranscriptRound>> {
+    Ok(conversation(messages)?.rounds)
+}
+
+/// The rounds of a chat message list with its user turns (a `role:
+/// "user"` message), as a gateway reads a request.
+///
+/// # Errors
+/// As [`rounds`].
+pub fn conversation(messages: &[Value]) -> Result<Conversation> {
     let mut builder = Builder::default();
     for (i, message) in messages.iter().enumerate() {
         message_into(&mut builder, message).map_err(|e| at(&format!("messages[{i}]"), e))?;
     }
-    Ok(builder.finish())
+    Ok(builder.finish_conversation())
 }
 
 fn message_into(builder: &mut Builder, message: &Value) -> Result<()> {
@@ -62,6 +71,7 @@ fn message_into(builder: &mut Builder, message: &Value) -> Result<()> {
             let name = string_field(message, &["name"]);
             builder.result_in_order(name.as_ref(), output_value(get(message, "content")), false);
         }
+        Some(b"user") => builder.user_turn(),
         _ => builder.end_turn(),
     }
     Ok(())

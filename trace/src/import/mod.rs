@@ -191,6 +191,17 @@ pub(crate) fn output_value(output: Option<&Value>) -> Option<Value> {
     }
 }
 
+/// A conversation as an API request carries it: its turns, each marked
+/// when a user message came before it, and whether the request ends with
+/// a user message (a new turn, which lifts a halt).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Conversation {
+    /// The model turns, in order.
+    pub rounds: Vec<TranscriptRound>,
+    /// A user message came after the last turn.
+    pub ends_with_user_turn: bool,
+}
+
 /// Where a call sits: (round index, call index).
 type Slot = (usize, usize);
 
@@ -207,6 +218,8 @@ pub(crate) struct Builder {
     unmatched: BTreeMap<Slot, Vec<u8>>,
     /// The same calls by tool name, in order.
     unmatched_by_tool: HashMap<Vec<u8>, BTreeSet<Slot>>,
+    /// A user message came since the last turn ([`Builder::user_turn`]).
+    user_pending: bool,
 }
 
 impl Builder {
@@ -238,10 +251,11 @@ impl Builder {
     }
 
     /// Adds a call to the current turn; `id` is what its result names.
-    pub fn call(&mut self, call: TranscriptCall, id: Option<&JsString>) {
+    pub fn call(&mut self, mut call: TranscriptCall, id: Option<&JsString>) {
         let slot = (self.rounds.len(), self.current.calls.len());
         if let Some(id) = id {
             self.by_id.insert(id.as_bytes().to_vec(), slot);
+            call.id = Some(id.clone());
         }
         let name = call.tool_name.as_bytes().to_vec();
         self.unmatched_by_tool.entry(name.clone()).or_default().insert(slot);
@@ -252,8 +266,17 @@ impl Builder {
     /// Ends the current turn (if it had anything).
     pub fn end_turn(&mut self) {
         if self.current.text.is_some() || !self.current.calls.is_empty() {
-            self.rounds.push(std::mem::take(&mut self.current));
+            let mut round = std::mem::take(&mut self.current);
+            round.after_user = std::mem::take(&mut self.user_pending);
+            self.rounds.push(round);
         }
+    }
+
+    /// A user message: ends the current turn, and the next one follows a
+    /// user turn ([`TranscriptRound::after_user`]).
+    pub fn user_turn(&mut self) {
+        self.end_turn();
+        self.user_pending = true;
     }
 
     fn slot_mut(&mut self, (round, call): Slot) -> Option<&mut TranscriptCall> {
@@ -308,9 +331,17 @@ impl Builder {
     }
 
     /// The rounds, the last turn included.
-    pub fn finish(mut self) -> Vec<TranscriptRound> {
+    pub fn finish(self) -> Vec<TranscriptRound> {
+        self.finish_conversation().rounds
+    }
+
+    /// The rounds, and whether a user message came after the last of them.
+    pub fn finish_conversation(mut self) -> Conversation {
         self.end_turn();
-        self.rounds
+        Conversation {
+            rounds: self.rounds,
+            ends_with_user_turn: self.user_pending,
+        }
     }
 }
 

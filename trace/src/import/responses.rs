@@ -13,7 +13,7 @@
 use doom_loop::error::Result;
 use doom_loop::json::Value;
 
-use super::{at, call_from, content_text, get, invalid, output_value, string_field, Builder};
+use super::{at, call_from, content_text, get, invalid, output_value, string_field, Builder, Conversation};
 use crate::transcript::TranscriptRound;
 
 /// Item `type`s that mark a list as Responses items.
@@ -31,11 +31,20 @@ pub(crate) const ITEM_TYPES: &[&str] = &[
 /// # Errors
 /// A `function_call` without `name`, named by its place (`items[5]`).
 pub fn rounds(items: &[Value]) -> Result<Vec<TranscriptRound>> {
+    Ok(conversation(items)?.rounds)
+}
+
+/// The rounds of a Responses item list with its user turns (a `role:
+/// "user"` message item), as a gateway reads a request's `input`.
+///
+/// # Errors
+/// As [`rounds`].
+pub fn conversation(items: &[Value]) -> Result<Conversation> {
     let mut builder = Builder::default();
     for (i, item) in items.iter().enumerate() {
         item_into(&mut builder, item).map_err(|e| at(&format!("items[{i}]"), e))?;
     }
-    Ok(builder.finish())
+    Ok(builder.finish_conversation())
 }
 
 fn item_into(builder: &mut Builder, item: &Value) -> Result<()> {
@@ -74,6 +83,7 @@ fn item_into(builder: &mut Builder, item: &Value) -> Result<()> {
                 builder.text(text);
             }
         }
+        _ if role.as_ref().is_some_and(|r| r == "user") => builder.user_turn(),
         _ => builder.end_turn(),
     }
     Ok(())

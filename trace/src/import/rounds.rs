@@ -61,5 +61,10 @@ fn round(round: &Value) -> Result<TranscriptRound> {
     let tokens = get(round, "tokens")
         .and_then(Value::as_f64)
         .filter(|t| t.is_finite() && *t >= 0.0);
-    Ok(TranscriptRound { text, calls, tokens })
+    Ok(TranscriptRound {
+        text,
+        calls,
+        tokens,
+        after_user: false,
+    })
 }

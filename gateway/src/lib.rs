@@ -1,0 +1,267 @@
+//! # doom-loop-gateway
+//!
+//! The engine of a doom-loop guard that sits **outside** the agent: between
+//! any client of the OpenAI chat completions, Responses or Anthropic
+//! Messages APIs and the upstream that serves it. Every request of an agent
+//! loop carries the whole conversation, so the gateway replays it through
+//! the one session engine every adapter runs ([`doom_loop::session`]),
+//! deterministically, with no state of its own, and decides what to do with
+//! the request:
+//!
+//! - **observe**: forward it unchanged, with headers naming the verdict;
+//! - **steer**: forward it with the guidance added as instructions;
+//! - **block**: forward it with each refused call's result replaced by the
+//!   verdict's text, so the model reads the refusal as it would in-process
+//!   (the tool has already run: a gateway cannot stop it);
+//! - **stop**: answer it without calling upstream — a final assistant
+//!   message carrying the stop verdict, no tool calls, in the client's
+//!   format — so the agent's loop ends the way it always ends. A new user
+//!   message lifts the halt.
+//!
+//! This crate is that decision alone, bytes in and bytes out: no I/O, no
+//! clock, no randomness. The HTTP layers (the npm package's fetch handler
+//! and `doomloop proxy`, a Cloudflare Worker) are glue over [`decide`],
+//! compiled to wasm; a request the gateway cannot read, or any error of its
+//! own, forwards the request unchanged with one log line (fail open).
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod answer;
+pub mod api;
+pub mod read;
+pub mod rewrite;
+
+use doom_loop::config::{recommended_doom_loop_option, resolve_doom_loop_option};
+use doom_loop::json::{parse, to_json, Object, Value};
+use doom_loop::ladder::Action as Rung;
+use doom_loop::monitor::Verdict;
+use doom_loop::session::{Call, CallAction, CallKey, Capabilities, Response, Session, SessionOptions};
+use doom_loop::JsString;
+
+pub use answer::Answer;
+pub use api::{route, Api};
+pub use read::Request;
+pub use rewrite::Refusal;
+
+/// How the gateway decides.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GatewayOptions {
+    /// The `doomLoop` option (`RECOMMENDED_DOOM_LOOP_OPTION` by default;
+    /// `true`: the reference's defaults).
+    pub option: Value,
+    /// Per-tool `loopKey` declarations (field lists or `false`).
+    pub loop_keys: Object,
+}
+
+impl Default for GatewayOptions {
+    fn default() -> Self {
+        GatewayOptions {
+            option: recommended_doom_loop_option(),
+            loop_keys: Object::new(),
+        }
+    }
+}
+
+/// What to do with the request.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Forward the request's own bytes, unchanged.
+    Forward,
+    /// Forward this body instead (refused results replaced, guidance added).
+    Rewrite(String),
+    /// Do not call upstream: answer with this.
+    Answer(Answer),
+}
+
+/// The gateway's decision for one request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decision {
+    /// Forward, forward rewritten, or answer.
+    pub action: Action,
+    /// Response headers to add (`x-doomloop-*`), whatever the action.
+    pub headers: Vec<(String, String)>,
+    /// Lines for the gateway's log: what it decided and why (never a
+    /// body, never a header's value).
+    pub log: Vec<String>,
+}
+
+impl Decision {
+    fn forward(log: Vec<String>) -> Decision {
+        Decision {
+            action: Action::Forward,
+            headers: Vec::new(),
+            log,
+        }
+    }
+}
+
+/// Decides one request of `api` whose body is `body`: a pure function of
+/// the body and the options (the same request always gets the same
+/// answer). Never fails: a body it cannot read, or an option it cannot
+/// resolve, forwards the request unchanged with a log line saying why.
+pub fn decide(api: Api, body: &[u8], options: &GatewayOptions) -> Decision {
+    match try_decide(api, body, options) {
+        Ok(decision) => decision,
+        Err(why) => Decision::forward(vec![format!("{} request forwarded unguarded: {why}", api.name())]),
+    }
+}
+
+/// What replaying the conversation found.
+struct Replay {
+    rounds: usize,
+    refusals: Vec<Refusal>,
+    /// Verdicts of the last round (its calls, their results, its text).
+    last_verdicts: Vec<Verdict>,
+    guidance: Option<JsString>,
+    halt: Option<JsString>,
+    warnings: Vec<String>,
+}
+
+fn try_decide(api: Api, body: &[u8], options: &GatewayOptions) -> Result<Decision, String> {
+    let text = std::str::from_utf8(body).map_err(|_| "the body is not UTF-8".to_string())?;
+    let value = parse(text).map_err(|e| format!("the body is not JSON ({})", e.message()))?;
+    let request = read::read(api, &value)?;
+    let replay = replay(&request, options)?;
+    let mut log: Vec<String> = replay
+        .warnings
+        .iter()
+        .map(|w| format!("{} request: {w}", api.name()))
+        .collect();
+    let mut headers = vec![("x-doomloop-rounds".to_string(), replay.rounds.to_string())];
+    let strongest = replay.last_verdicts.iter().map(|v| v.action).max();
+    for verdict in &replay.last_verdicts {
+        log.push(format!(
+            "{} request, round {}: {} (streak {}{})",
+            api.name(),
+            replay.rounds,
+            verdict.action.as_str(),
+            verdict.streak,
+            verdict
+                .tool_name
+                .as_ref()
+                .map(|t| format!(", tool {}", t.to_utf8_lossy()))
+                .unwrap_or_default()
+        ));
+    }
+    if let Some(halt) = &replay.halt {
+        headers.push(("x-doomloop-verdict".into(), Rung::Stop.as_str().into()));
+        log.push(format!(
+            "{} request answered by the gateway: the run is halted",
+            api.name()
+        ));
+        let id = answer::request_id(body);
+        let answer = answer::answer(api, halt, request.model.as_ref(), request.stream, &id);
+        return Ok(Decision {
+            action: Action::Answer(answer),
+            headers,
+            log,
+        });
+    }
+    if let Some(rung) = strongest {
+        headers.push(("x-doomloop-verdict".into(), rung.as_str().into()));
+    }
+    if !replay.refusals.is_empty() {
+        headers.push(("x-doomloop-refused".into(), replay.refusals.len().to_string()));
+    }
+    if replay.refusals.is_empty() && replay.guidance.is_none() {
+        return Ok(Decision {
+            action: Action::Forward,
+            headers,
+            log,
+        });
+    }
+    let rewritten = rewrite::rewrite(api, value, &replay.refusals, replay.guidance.as_ref());
+    Ok(Decision {
+        action: Action::Rewrite(to_json(&rewritten)),
+        headers,
+        log,
+    })
+}
+
+/// The final message of a halted run: what stopped it, in the verdict's words.
+fn stop_text(verdict: &Verdict) -> JsString {
+    let mut text = JsString::from("This run was stopped by doom-loop detection.");
+    if !verdict.message.is_empty() {
+        text.push_str(" ");
+        text.push_js(&verdict.message);
+    }
+    text
+}
+
+/// Replays the conversation through the session engine as an in-process
+/// adapter would have lived it: per turn, a user message before it lifts
+/// a halt; the turn's calls are one round; the results of the calls the
+/// engine let run feed it (a refused call's result is what the refusal
+/// replaces); the guidance after the last turn goes with this request.
+fn replay(request: &Request, options: &GatewayOptions) -> Result<Replay, String> {
+    let resolution = resolve_doom_loop_option(Some(&options.option));
+    let mut warnings = resolution.warnings;
+    let config = resolution
+        .result
+        .map_err(|e| format!("the option is invalid ({})", e.message()))?
+        .ok_or("the option turns detection off")?;
+    let session_options = SessionOptions {
+        loop_keys: options.loop_keys.clone(),
+        // A gateway cannot change the model a client asked for.
+        capabilities: Capabilities {
+            escalate: false,
+            ..Capabilities::default()
+        },
+    };
+    let mut session = Session::new(config, session_options);
+    let mut refusals = Vec::new();
+    let mut last_verdicts = Vec::new();
+    let mut guidance = None;
+    let rounds = &request.conversation.rounds;
+    for (index, round) in rounds.iter().enumerate() {
+        if round.after_user {
+            session.on_user_turn();
+        }
+        let calls = round
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(j, call)| Call {
+                id: JsString::from(format!("r{index}c{j}")),
+                tool_name: call.tool_name.clone(),
+                args: call.args.clone(),
+                malformed: call.malformed,
+                key: CallKey::Declared,
+            })
+            .collect();
+        let outcome = session.on_response(Response {
+            text: round.text.clone(),
+            calls,
+        });
+        let mut verdicts = outcome.verdicts;
+        for (call, decision) in round.calls.iter().zip(&outcome.decisions) {
+            if decision.action == CallAction::Refuse {
+                if let (Some(id), Some(text)) = (&call.id, &decision.message) {
+                    refusals.push(Refusal {
+                        id: id.clone(),
+                        text: text.clone(),
+                    });
+                }
+            } else if call.result.is_some() || call.failed {
+                verdicts.extend(session.on_result(&decision.id, call.result.as_ref(), call.failed));
+            }
+        }
+        guidance = session.next_request().guidance;
+        last_verdicts = verdicts;
+        warnings.extend(session.take_warnings());
+    }
+    if request.conversation.ends_with_user_turn {
+        session.on_user_turn();
+        last_verdicts.clear();
+        guidance = None;
+    }
+    Ok(Replay {
+        rounds: rounds.len(),
+        refusals,
+        last_verdicts,
+        guidance,
+        halt: session.halt().map(stop_text),
+        warnings,
+    })
+}

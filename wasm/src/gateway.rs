@@ -1,0 +1,85 @@
+//! The gateway engine's export (feature `trace`, in the full build only):
+//! one LLM API request's body in, the decision out as JSON text — what to
+//! forward or answer, the headers to add, the log lines. The npm package's
+//! fetch handler, `doomloop proxy` and the Worker template are glue over
+//! this one call; the decision itself is `doom_loop_gateway::decide`.
+
+use doom_loop::json::write_json_string;
+use doom_loop::{Error, ErrorKind, JsString, Value};
+use doom_loop_gateway::{decide, Action, Api, GatewayOptions};
+use wasm_bindgen::prelude::*;
+
+use crate::{lowered, Result};
+
+fn push_string(s: &str, out: &mut String) {
+    write_json_string(&JsString::from(s), out);
+}
+
+/// Decides one request: `api` is `chat`, `responses` or `anthropic`,
+/// `option` and `loop_keys` the JSON text of the `doomLoop` option
+/// (`undefined`: `RECOMMENDED_DOOM_LOOP_OPTION`) and of the per-tool loop
+/// keys. Answers `{action: "forward"|"rewrite"|"answer", body?,
+/// contentType?, headers: [[name, value]], log: [line]}`.
+#[wasm_bindgen(js_name = gatewayDecide)]
+pub fn gateway_decide(api: &str, body: &[u8], option: Option<String>, loop_keys: Option<String>) -> Result<String> {
+    let api = Api::from_name(api).ok_or_else(|| {
+        Error::new(
+            ErrorKind::InvalidArgument,
+            format!("unknown API {api:?}: chat, responses or anthropic"),
+        )
+    })?;
+    let mut options = GatewayOptions::default();
+    if let Some(option) = option {
+        options.option = lowered(&option)?;
+    }
+    if let Some(loop_keys) = loop_keys {
+        match lowered(&loop_keys)? {
+            Value::Object(keys) => options.loop_keys = keys,
+            _ => return Err(Error::new(ErrorKind::InvalidArgument, "loopKeys must be an object").into()),
+        }
+    }
+    let decision = decide(api, body, &options);
+    let mut out = String::from("{\"action\":");
+    match &decision.action {
+        Action::Forward => push_string("forward", &mut out),
+        Action::Rewrite(body) => {
+            push_string("rewrite", &mut out);
+            out.push_str(",\"body\":");
+            push_string(body, &mut out);
+        }
+        Action::Answer(answer) => {
+            push_string("answer", &mut out);
+            out.push_str(",\"contentType\":");
+            push_string(answer.content_type, &mut out);
+            out.push_str(",\"body\":");
+            push_string(&answer.body, &mut out);
+        }
+    }
+    out.push_str(",\"headers\":[");
+    for (i, (name, value)) in decision.headers.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('[');
+        push_string(name, &mut out);
+        out.push(',');
+        push_string(value, &mut out);
+        out.push(']');
+    }
+    out.push_str("],\"log\":[");
+    for (i, line) in decision.log.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_string(line, &mut out);
+    }
+    out.push_str("]}");
+    Ok(out)
+}
+
+/// The API a request speaks (`chat`, `responses`, `anthropic`) from its
+/// method and path, or `undefined`: it passes through.
+#[wasm_bindgen(js_name = gatewayRoute)]
+pub fn gateway_route(method: &str, path: &str) -> Option<String> {
+    doom_loop_gateway::route(method, path).map(|api| api.name().to_string())
+}
