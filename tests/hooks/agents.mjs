@@ -101,12 +101,14 @@ function jsonOrNull(text) {
  * `setup(dirs)`, when given, installs the hook instead (it returns the
  * extra arguments and environment of the run, e.g. the plugin's).
  */
-export async function runClaude(script, { files, hookArgs = [], prompt = 'Do the task.', setup } = {}) {
+export async function runClaude(script, { files, hookArgs = [], prompt = 'Do the task.', setup, stream = false } = {}) {
   const dirs = sandbox(files);
   const { args = [], env = {} } = setup ? setup(dirs) : { args: ['--settings', install('claude-code', dirs, hookArgs)] };
+  // `stream`: every event of the run (stream-json), the messages hooks show the user among them.
+  const format = stream ? ['--output-format', 'stream-json', '--verbose'] : ['--output-format', 'json'];
   const run = await runAgent(startAnthropicServer, script, dirs, (server) => ({
     bin: claudeBin,
-    args: ['-p', prompt, ...args, '--allowedTools', 'Bash,Read,Edit,Write', '--output-format', 'json'],
+    args: ['-p', prompt, ...args, '--allowedTools', 'Bash,Read,Edit,Write', ...format],
     env: {
       ...env,
       ANTHROPIC_BASE_URL: server.url,
@@ -115,7 +117,9 @@ export async function runClaude(script, { files, hookArgs = [], prompt = 'Do the
       DISABLE_AUTOUPDATER: '1',
     },
   }));
-  return { ...run, result: jsonOrNull(run.stdout) };
+  if (!stream) return { ...run, result: jsonOrNull(run.stdout) };
+  const events = run.stdout.split('\n').filter(Boolean).map(jsonOrNull).filter(Boolean);
+  return { ...run, events, result: events.find((e) => e.type === 'result') ?? null };
 }
 
 /** The Gemini CLI settings of every run: the scripted server's auth, nothing else to talk to. */

@@ -141,7 +141,7 @@ test('launcher: ~/.cargo/bin/doomloop when nothing else is there', () => {
   ran(launch(w), cargo);
 });
 
-test('launcher: nothing installed allows the call (exit 0; Gemini CLI gets {}) and names what to install once, remembered in the state directory', () => {
+test('launcher: nothing installed allows the call (exit 0; Gemini CLI gets {}) and names what to install once, on stderr and as a systemMessage, remembered in the state directory', () => {
   for (const [env, stateDir] of [
     [{}, (w) => join(w.home, '.local/state/doomloop')],
     [{ XDG_STATE_HOME: 'XDG' }, (w) => join(w.base, 'xdg/doomloop')],
@@ -151,9 +151,10 @@ test('launcher: nothing installed allows the call (exit 0; Gemini CLI gets {}) a
     const resolved = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, join(w.base, v.toLowerCase())]));
     const first = launch(w, { env: resolved });
     assert.equal(first.status, 0);
-    assert.equal(first.stdout, '');
     assert.equal(first.lines.length, 1, first.stderr);
     assert.match(first.lines[0], /no doomloop binary found.*npm i -g doom-loop-wasm/);
+    // The same words to the user: an allowing answer carrying them as its systemMessage.
+    assert.deepEqual(JSON.parse(first.stdout), { systemMessage: first.lines[0] });
     assert.ok(readdirSync(stateDir(w)).includes('no-doomloop-notice'), JSON.stringify(env));
     for (const agent of ['claude-code', 'gemini-cli', 'codex']) {
       const again = launch(w, { agent, env: resolved });
@@ -164,13 +165,15 @@ test('launcher: nothing installed allows the call (exit 0; Gemini CLI gets {}) a
   }
 });
 
-test('launcher: a state directory that cannot be written still allows the call, with the notice', () => {
+test('launcher: a state directory that cannot be written still allows the call, with the notice (each time: nothing remembers it)', () => {
   const w = world();
   writeFileSync(join(w.base, 'a-file'), '');
-  const r = launch(w, { agent: 'gemini-cli', env: { DOOMLOOP_STATE_DIR: join(w.base, 'a-file/state') } });
-  assert.equal(r.status, 0);
-  assert.equal(r.stdout, '{}\n');
-  assert.equal(r.lines.length, 1, r.stderr);
+  for (let i = 0; i < 2; i++) {
+    const r = launch(w, { agent: 'gemini-cli', env: { DOOMLOOP_STATE_DIR: join(w.base, 'a-file/state') } });
+    assert.equal(r.status, 0);
+    assert.match(JSON.parse(r.stdout).systemMessage, /no doomloop binary found/);
+    assert.equal(r.lines.length, 1, r.stderr);
+  }
 });
 
 test('launcher: a binary that cannot start or fails allows the call with one line of its own and exit 0, never 2', () => {

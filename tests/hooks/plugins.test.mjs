@@ -102,8 +102,9 @@ describe('Claude Code plugin', { concurrency: 2 }, () => {
     assert.match(file.state.halted, new RegExp(`invoked in ${STOP} consecutive rounds`));
   });
 
-  test('with no doomloop installed, the plugin fails open: every call runs, the session completes, the notice is remembered', { skip }, async () => {
+  test('with no doomloop installed, the plugin fails open: every call runs, the session completes, the user is told once what to install', { skip }, async () => {
     const run = await runClaude((body, turn) => (turn < 4 ? { calls: [{ name: 'Bash', input: { command: 'cat missing.txt', description: 'run it' } }] } : 'done'), {
+      stream: true,
       setup: (dirs) => {
         cli(claudeBin, ['plugin', 'install', 'doom-loop', '--marketplace', root], dirs, claudeEnv);
         return { env: nothingInstalled(dirs) };
@@ -115,6 +116,9 @@ describe('Claude Code plugin', { concurrency: 2 }, () => {
     for (const text of seen) assert.match(text, /No such file or directory/);
     assert.equal(run.result?.result, 'done');
     assert.ok(existsSync(join(run.dirs.state, NOTICE)));
+    // Claude Code shows the launcher's systemMessage to the user, once.
+    const told = run.events.filter((e) => e.type === 'system' && /no doomloop binary found.*npm i -g doom-loop-wasm/.test(e.content ?? ''));
+    assert.equal(told.length, 1, run.stdout);
   });
 
   test('`claude plugin install doom-loop --marketplace PATH` installs it in one step', { skip }, () => {
@@ -193,6 +197,21 @@ describe('Codex CLI plugin', { concurrency: 2, timeout: 180_000 }, () => {
   const skip = skipOf(codexBin);
   const BLOCKED = 'Command blocked by PreToolUse hook: ';
   const REFUSED = /^Command blocked by PreToolUse hook: Doom loop suspected: tool "Bash" was invoked in (\d+) consecutive rounds/;
+
+  test('with no doomloop installed, the plugin fails open: every call runs, the turn completes, the notice is remembered', { skip }, async () => {
+    const run = await runCodex((body, turn) => (turn < 4 ? { calls: [{ name: 'exec_command', args: { cmd: 'sh fail.sh' } }] } : 'done'), {
+      files: failing,
+      setup: (dirs) => {
+        mkdirSync(join(dirs.home, '.codex'), { recursive: true });
+        cli(codexBin, ['plugin', 'marketplace', 'add', root], dirs, { CODEX_HOME: join(dirs.home, '.codex') });
+        cli(codexBin, ['plugin', 'add', 'doom-loop@doom-loop'], dirs, { CODEX_HOME: join(dirs.home, '.codex') });
+        return { env: nothingInstalled(dirs), plugins: true };
+      },
+    });
+    assert.equal(run.code, 0, why(run));
+    assert.equal(runs(run.dirs), 4, why(run));
+    assert.ok(existsSync(join(run.dirs.state, NOTICE)));
+  });
 
   test('installed from this repository\'s marketplace by path, Codex runs the plugin\'s hooks: an identical failing command is refused from the third call and every call from the stop on', { skip }, async () => {
     const turns = STOP + 2;
