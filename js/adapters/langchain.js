@@ -173,7 +173,11 @@ export function doomLoopMiddleware(options = {}) {
     },
 
     async wrapModelCall(request, handler) {
-      const s = byMessage.get(request?.messages?.at?.(-1) ?? request?.state?.messages?.at?.(-1));
+      // The thread's own state blob first: a message object can be shared by threads
+      // (one HumanMessage instance sent to several), a blob never is.
+      const blob = request?.state?.doomLoop;
+      const s = (blob != null && typeof blob === 'object' ? byBlob.get(blob) : undefined)
+        ?? byMessage.get(request?.messages?.at?.(-1) ?? request?.state?.messages?.at?.(-1));
       if (!s || broken.has(s)) return handler(request);
       let patched = request;
       try {

@@ -134,6 +134,37 @@ describe('langchain: one middleware serving concurrent threads', () => {
       await srv.close();
     }
   });
+
+  test("two threads whose last message is one shared object: each model request gets its own thread's guidance", async () => {
+    // The hooks driven as LangChain drives them (each hook's state update applied).
+    const mw = doomLoopMiddleware({ doomLoop: { ladder: { observe: false, steer: 2, block: false, stop: 10 } } });
+    const apply = (state, update) => (update?.doomLoop !== undefined ? { ...state, doomLoop: update.doomLoop } : state);
+    let a = { messages: [{ type: 'human', content: 'why was I charged twice?' }] };
+    a = apply(a, mw.beforeAgent(a));
+    for (let step = 1; step <= 2; step++) {
+      a = apply(a, mw.beforeModel(a));
+      const call = { id: `call_${step}`, name: 'get_invoice', args: { invoice_id: 'INV-2291' } };
+      a = { ...a, messages: [...a.messages, { type: 'ai', content: '', tool_calls: [call] }] };
+      a = apply(a, mw.afterModel.hook(a));
+      const msg = await mw.wrapToolCall({ toolCall: call, state: a }, async () => ({ type: 'tool', content: 'error: timed out', tool_call_id: call.id, status: 'success' }));
+      a = { ...a, messages: [...a.messages, msg] };
+    }
+    // Thread A now has steer guidance queued. One message object ends both threads' input.
+    const shared = { type: 'human', content: 'Please go on.' };
+    a = { ...a, messages: [...a.messages, shared] };
+    let b = { messages: [shared] };
+    a = apply(a, mw.beforeAgent(a));
+    b = apply(b, mw.beforeAgent(b));
+    a = apply(a, mw.beforeModel(a));
+    b = apply(b, mw.beforeModel(b));
+    const prompts = {};
+    for (const [name, state] of [['a', a], ['b', b]]) {
+      await mw.wrapModelCall({ messages: state.messages, state, systemPrompt: 'You are a billing agent.' }, async (request) => { prompts[name] = request.systemPrompt; return { type: 'ai', content: 'ok' }; });
+    }
+    assert.ok(prompts.a.startsWith('You are a billing agent.\n\n'), prompts.a);
+    assert.match(prompts.a, /get_invoice/);
+    assert.equal(prompts.b, 'You are a billing agent.');
+  });
 });
 
 describe('langchain: per-tool loop identity (loopKeys)', () => {
