@@ -292,6 +292,49 @@ fn mixed_format_calls_dropped_no_more_silently() {
     );
 }
 
+/// Claude Code writes one log line per content block of an assistant
+/// message, and the message object inside says `"type": "message"`: a line
+/// holding only a thinking (or text) block carries no call of any format,
+/// so reading the log as Anthropic loses nothing and says nothing.
+#[test]
+fn claude_code_thinking_only_line_is_no_call_of_another_format() {
+    let line = |kind: &str, uuid: &str, message: &str| {
+        format!(r#"{{"type":"{kind}","uuid":"{uuid}","sessionId":"thinking-test","message":{message}}}"#)
+    };
+    let assistant = |content: &str| {
+        format!(r#"{{"id":"msg_a","type":"message","role":"assistant","model":"m","content":[{content}]}}"#)
+    };
+    let text = [
+        line("user", "1", r#"{"role":"user","content":"run the tests"}"#),
+        line(
+            "assistant",
+            "2",
+            &assistant(r#"{"type":"thinking","thinking":"the tests first","signature":"sig"}"#),
+        ),
+        line("assistant", "3", &assistant(r#"{"type":"text","text":"Running them."}"#)),
+        line(
+            "assistant",
+            "4",
+            &assistant(r#"{"type":"tool_use","id":"toolu_t1","name":"Bash","input":{"command":"cargo test"}}"#),
+        ),
+        line(
+            "user",
+            "5",
+            r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_t1","content":"1 failed","is_error":true}]}"#,
+        ),
+    ]
+    .join("\n");
+    let runs = import_text(&text, "session.jsonl");
+    assert_eq!(runs.len(), 1);
+    assert!(runs[0].warnings.is_empty(), "{:?}", runs[0].warnings);
+    let transcript = runs[0].transcript.as_ref().unwrap();
+    let calls: Vec<_> = transcript.rounds.iter().flat_map(|r| &r.calls).collect();
+    assert_eq!(calls.len(), 1);
+    assert!(calls[0].result.is_some(), "the call's result is read");
+    let replayed = replay_bytes(text.as_bytes(), "session.jsonl", OptionChoice::Trace, false, None).unwrap();
+    assert!(replayed.warnings.is_empty(), "{:?}", replayed.warnings);
+}
+
 #[test]
 fn null_is_described_as_null_never_a_object() {
     for (document, expected) in [

@@ -485,7 +485,7 @@ fn call_format(item: &Value) -> Option<Format> {
     if get(item, "tool_calls").is_some() || get(item, "function_call").is_some_and(|f| f.as_object().is_some()) {
         return Some(Format::OpenAiChat);
     }
-    if is_type(item, responses::ITEM_TYPES) {
+    if is_type(item, responses::CALL_ITEM_TYPES) {
         return Some(Format::Responses);
     }
     None

@@ -26,6 +26,17 @@ pub(crate) const ITEM_TYPES: &[&str] = &[
     "message",
 ];
 
+/// Of [`ITEM_TYPES`], those that carry a call or its result. A `message`
+/// or `reasoning` item carries neither, and an Anthropic message object is
+/// `"type": "message"` too (a Claude Code log line holding only a thinking
+/// block): a list read as another format loses nothing to such an item.
+pub(crate) const CALL_ITEM_TYPES: &[&str] = &[
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+];
+
 /// The rounds of a Responses item list.
 ///
 /// # Errors
