@@ -692,8 +692,9 @@ fn would_halt_predicts_exactly_what_the_next_round_does() {
     for option in &options {
         for run in 0..60 {
             let mut session = Session::new(config(option), SessionOptions::default());
-            // Past 64 tools, the novelty evidence starts evicting.
-            let wide: Vec<Call> = (0..runs.below(80))
+            // Past MAX_TOOLS tools, the outcome and novelty evidence
+            // starts evicting.
+            let wide: Vec<Call> = (0..runs.below(doom_loop::novelty::MAX_TOOLS + 16))
                 .map(|k| Call::new(format!("w{k}"), format!("other{k}"), args(&format!(r#"{{"k":{k}}}"#))))
                 .collect();
             respond(&mut session, wide);
@@ -740,19 +741,31 @@ fn would_halt_predicts_exactly_what_the_next_round_does() {
 
 #[test]
 fn regression_would_halt_sees_the_novelty_evidence_evict_a_calls_own_tool() {
-    // 64 tools tracked at most, the looping tool the least recently active:
-    // the round's new tools evict its novelty evidence — one new tool when
-    // 64 are tracked, two when 63 are — and the live round scores it
-    // afresh. A preview over the calls' tools alone would keep that
-    // evidence and predict no halt where the round halts.
-    for (others, new_tools) in [(63, 1), (62, 2)] {
-        let mut session = Session::new(
-            config(r#"{"novelty":true,"ladder":{"observe":2,"block":3,"stop":4}}"#),
-            SessionOptions::default(),
-        );
+    would_halt_sees_the_evidence_evict_a_calls_own_tool(
+        r#"{"novelty":true,"ladder":{"observe":2,"block":3,"stop":4}}"#,
+    );
+}
+
+#[test]
+fn would_halt_sees_the_outcome_evidence_evict_a_calls_own_tool() {
+    would_halt_sees_the_evidence_evict_a_calls_own_tool(
+        r#"{"outcomes":true,"ladder":{"observe":2,"block":3,"stop":4}}"#,
+    );
+}
+
+/// MAX_TOOLS tools tracked at most, the looping tool the least recently
+/// active: the round's new tools evict its evidence — one new tool when
+/// MAX_TOOLS are tracked, two when one fewer are — and the live round
+/// scores it afresh. A preview over the calls' tools alone would keep that
+/// evidence and predict no halt where the round halts.
+fn would_halt_sees_the_evidence_evict_a_calls_own_tool(option: &str) {
+    let max = doom_loop::novelty::MAX_TOOLS;
+    assert_eq!(max, doom_loop::outcome::MAX_TOOLS);
+    for (others, new_tools) in [(max - 1, 1), (max - 2, 2)] {
+        let mut session = Session::new(config(option), SessionOptions::default());
         let looping = |id: &str| Call::new(id, "t0", args(r#"{"same":true}"#));
-        // Its output moves at every call: the novelty-aware streak keeps
-        // restarting.
+        // Its output moves at every call: the novelty- and outcome-aware
+        // streaks keep restarting.
         for (round, output) in ["\"a\"", "\"b\"", "\"c\"", "\"d\""].iter().enumerate() {
             let decision = respond(&mut session, vec![looping(&format!("l{round}"))])
                 .decisions
@@ -771,8 +784,8 @@ fn regression_would_halt_sees_the_novelty_evidence_evict_a_calls_own_tool() {
         let predicted = session.would_halt(&next);
         let outcome = respond(&mut session, next);
         // Evicted, its evidence restarts: the whole streak counts, and stops.
-        assert!(outcome.halt.is_some(), "{others} others, {new_tools} new");
-        assert!(predicted, "{others} others, {new_tools} new");
+        assert!(outcome.halt.is_some(), "{option}: {others} others, {new_tools} new");
+        assert!(predicted, "{option}: {others} others, {new_tools} new");
     }
 }
 
@@ -884,7 +897,38 @@ fn a_state_with_64_digit_evidence_resumes_as_it_was() {
     );
 
     let mut resumed = Session::restore(recommended(), SessionOptions::default(), &old);
-    assert_eq!(resumed.state_json(), state);
+    // The old build listed the outcome evidence's tools first seen first,
+    // this one least recently active first: the same evidence.
+    assert_eq!(
+        outcome_tools_sorted(&resumed.state_json()),
+        outcome_tools_sorted(&state)
+    );
     assert_eq!(evidence_run(&mut resumed, 12..30), evidence_run(&mut live, 12..30));
-    assert_eq!(resumed.state_json(), live.state_json());
+    assert_eq!(
+        outcome_tools_sorted(&resumed.state_json()),
+        outcome_tools_sorted(&live.state_json())
+    );
+}
+
+/// A state's JSON with the tools of its outcome evidence in name order.
+fn outcome_tools_sorted(state: &str) -> String {
+    use doom_loop::json::Object;
+    let sorted = |object: &Object| {
+        let mut entries: Vec<(JsString, Value)> = object.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        entries.sort_by(|a, b| a.0.cmp_utf16(&b.0));
+        Value::Object(Object::from_entries(entries))
+    };
+    let mut state = parse(state)
+        .expect("state JSON")
+        .as_object()
+        .cloned()
+        .expect("an object");
+    if let Some(mut beyond) = state.get("beyond").and_then(Value::as_object).cloned() {
+        if let Some(outcomes) = beyond.get("outcomes").and_then(Value::as_object) {
+            let outcomes = sorted(outcomes);
+            beyond.insert(JsString::from("outcomes"), outcomes);
+        }
+        state.insert(JsString::from("beyond"), Value::Object(beyond));
+    }
+    to_json(&Value::Object(state))
 }

@@ -350,15 +350,17 @@ impl BeyondState {
     /// What [`BeyondState::from_value`] of the persisted form would build,
     /// for the tools of `tools` only (and the run's totals): what a round of
     /// calls of those tools reads, each detector's evidence being per tool.
-    /// The one exception: a tool new to the novelty evidence evicts its
-    /// least recently active tool once [`crate::novelty::MAX_TOOLS`] are
-    /// tracked — possibly one of these calls' own — so when the round's new
-    /// tools would evict any, that evidence is kept whole.
+    /// The one exception: a tool new to the outcome or novelty evidence
+    /// evicts its least recently active tool once
+    /// [`crate::detectors::MAX_TOOLS`] are tracked — possibly one of these
+    /// calls' own — so when the round's new tools would evict any, that
+    /// evidence is kept whole.
     pub(crate) fn scratch_for(&self, tools: &[&JsString]) -> BeyondState {
         let named: std::collections::HashSet<&JsString> = tools.iter().copied().collect();
         let keep = |tool: &JsString| named.contains(tool);
-        let untracked = named.iter().filter(|tool| !self.novelty.tracks(tool)).count();
-        let evicts = self.novelty.evicts_with(untracked);
+        let untracked = |tracks: &dyn Fn(&JsString) -> bool| named.iter().filter(|tool| !tracks(tool)).count();
+        let evicts = self.novelty.evicts_with(untracked(&|tool| self.novelty.tracks(tool)))
+            || self.outcomes.evicts_with(untracked(&|tool| self.outcomes.tracks(tool)));
         let value = if evicts {
             self.to_value_of(&keep, &|_| true)
         } else {
@@ -368,8 +370,12 @@ impl BeyondState {
     }
 
     /// The persisted form of the evidence of the tools `keep` names (the
-    /// novelty evidence: `keep_novelty`), and the run's totals.
-    fn to_value_of(&self, keep: &dyn Fn(&JsString) -> bool, keep_novelty: &dyn Fn(&JsString) -> bool) -> Option<Value> {
+    /// outcome and novelty evidence: `keep_evidence`), and the run's totals.
+    fn to_value_of(
+        &self,
+        keep: &dyn Fn(&JsString) -> bool,
+        keep_evidence: &dyn Fn(&JsString) -> bool,
+    ) -> Option<Value> {
         let mut out = Object::new();
         let strings = |v: &[JsString]| Value::Array(v.iter().cloned().map(Value::String).collect());
         if !self.cycles.is_empty() {
@@ -438,10 +444,10 @@ impl BeyondState {
                 Value::Number(self.spent_while_looping),
             );
         }
-        if let Some(outcomes) = self.outcomes.to_value_of(keep) {
+        if let Some(outcomes) = self.outcomes.to_value_of(keep_evidence) {
             out.insert(JsString::from("outcomes"), outcomes);
         }
-        if let Some(novelty) = self.novelty.to_value_of(keep_novelty) {
+        if let Some(novelty) = self.novelty.to_value_of(keep_evidence) {
             out.insert(JsString::from("novelty"), novelty);
         }
         if self.chanting > 0.0 {

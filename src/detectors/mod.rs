@@ -20,6 +20,17 @@ pub mod repetition;
 
 use crate::js_string::JsString;
 
+/// Tools whose outcome and novelty evidence is kept (each detector its
+/// own, the least recently active tool evicted first). The evidence is per
+/// tool and bounded per tool, so this bounds it in total: a tool at every
+/// per-tool cap persists about 7.5 kB of outcome and 5.5 kB of novelty
+/// evidence, and a run under `RECOMMENDED_DOOM_LOOP_OPTION` reads, replays
+/// and writes all of it at each of the coding-agent hook's calls. An evicted
+/// tool's next call is scored as the reference scores it (nothing is
+/// subtracted from its streak): less forgiveness for a tool unused while
+/// this many others were active, never a missed loop.
+pub const MAX_TOOLS: usize = 16;
+
 /// Hex digits an opt-in detector keeps of a SHA-256 fingerprint or result
 /// identity: 64 bits. The evidence is compared within one tool (at most a
 /// few dozen fingerprints and results): two different hashes sharing 64 bits

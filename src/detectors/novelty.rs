@@ -51,7 +51,7 @@ pub const MAX_SEEN: usize = 64;
 /// Fingerprints tracked per tool (least recently called go first).
 pub const MAX_FINGERPRINTS: usize = 32;
 /// Tools tracked (least recently active go first).
-pub const MAX_TOOLS: usize = 64;
+pub const MAX_TOOLS: usize = crate::detectors::MAX_TOOLS;
 /// Largest count a restored entry keeps (as the reference's streaks).
 const MAX_COUNT: f64 = 1_000_000.0;
 

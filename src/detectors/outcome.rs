@@ -33,9 +33,9 @@
 //! text streak and the tool's cycle evidence, which the monitor clears.
 //!
 //! State lives in the monitor's `beyond` blob under `outcomes` (a key the
-//! reference's `restore` does not read): per tool, its
-//! [`MAX_FINGERPRINTS`] most recently called fingerprints with their last [`MAX_RECENT`] result
-//! identities.
+//! reference's `restore` does not read): for the [`MAX_TOOLS`] most recently
+//! active tools, each tool's [`MAX_FINGERPRINTS`] most recently called
+//! fingerprints with their last [`MAX_RECENT`] result identities.
 
 use indexmap::IndexMap;
 
@@ -47,6 +47,8 @@ use crate::json::{Object, Value};
 pub const MAX_RECENT: usize = 8;
 /// Fingerprints tracked per tool; the least recently called goes first.
 pub const MAX_FINGERPRINTS: usize = 32;
+/// Tools tracked; the least recently active goes first.
+pub const MAX_TOOLS: usize = crate::detectors::MAX_TOOLS;
 /// Largest count a restored entry keeps (as the reference's streaks).
 const MAX_COUNT: f64 = 1_000_000.0;
 
@@ -148,21 +150,44 @@ pub(crate) struct OutcomeEntry {
     pub(crate) result_round: Option<f64>,
 }
 
-/// Outcome evidence of every tool (persisted under `beyond.outcomes`),
-/// keyed by tool name in first-seen order: a call or a result costs one
-/// hash lookup however many tools there are (the entries of one tool are
-/// at most [`MAX_FINGERPRINTS`]).
+/// Outcome evidence of the [`MAX_TOOLS`] most recently active tools
+/// (persisted under `beyond.outcomes`), keyed by tool name, least recently
+/// active first: a call or a result costs one hash lookup and a move of at
+/// most [`MAX_TOOLS`] slots (the entries of one tool are at most
+/// [`MAX_FINGERPRINTS`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct OutcomeState {
     pub(crate) tools: IndexMap<JsString, Vec<OutcomeEntry>>,
 }
 
 impl OutcomeState {
+    /// The entries of `tool`, now the most recently active (a new tool
+    /// evicts the least recently active one once [`MAX_TOOLS`] are tracked).
     fn entries(&mut self, tool: &JsString) -> &mut Vec<OutcomeEntry> {
-        if !self.tools.contains_key(tool) {
-            self.tools.insert(tool.clone(), Vec::new());
-        }
-        &mut self.tools[tool]
+        let last = match self.tools.get_index_of(tool) {
+            Some(index) => {
+                let last = self.tools.len() - 1;
+                self.tools.move_index(index, last);
+                last
+            }
+            None => {
+                if self.tools.len() >= MAX_TOOLS {
+                    self.tools.shift_remove_index(0);
+                }
+                self.tools.insert_full(tool.clone(), Vec::new()).0
+            }
+        };
+        &mut self.tools[last]
+    }
+
+    /// Whether `new_tools` tools not tracked yet would evict a tracked one.
+    pub(crate) fn evicts_with(&self, new_tools: usize) -> bool {
+        self.tools.len() + new_tools > MAX_TOOLS
+    }
+
+    /// Whether `tool` has evidence.
+    pub(crate) fn tracks(&self, tool: &JsString) -> bool {
+        self.tools.contains_key(tool)
     }
 
     /// The outcome streak of a call the reference scored `streak`: its
@@ -215,10 +240,13 @@ impl OutcomeState {
     ) -> bool {
         // Looked up without inserting: a tool whose call was never recorded
         // (exempt, or evicted) has no run to shape and leaves no empty entry.
-        let entry = self
-            .tools
-            .get_mut(tool)
-            .and_then(|entries| entries.iter_mut().find(|e| key.is(&e.fingerprint)));
+        // A tracked tool's result is activity, as in the novelty evidence.
+        let Some(index) = self.tools.get_index_of(tool) else {
+            return false;
+        };
+        let last = self.tools.len() - 1;
+        self.tools.move_index(index, last);
+        let entry = self.tools[last].iter_mut().find(|e| key.is(&e.fingerprint));
         let Some(entry) = entry else {
             return false;
         };
@@ -296,6 +324,11 @@ impl OutcomeState {
                 state.tools.insert(tool.clone(), restored);
             }
         }
+        // Listed least recently active first (a state written before tools
+        // were capped lists them first seen first, and resumes with its
+        // last MAX_TOOLS).
+        let excess = state.tools.len().saturating_sub(MAX_TOOLS);
+        state.tools.drain(..excess);
         state
     }
 }
@@ -427,6 +460,34 @@ mod tests {
         assert!(entries
             .iter()
             .any(|e| e.fingerprint == page && e.recent.len() == MAX_RECENT));
+    }
+
+    #[test]
+    fn tools_past_the_cap_evict_the_least_recently_active_and_restore_keeps_the_latest() {
+        let mut s = OutcomeState::default();
+        let f = JsString::from("f");
+        let tool = |i: usize| JsString::from(format!("tool{i}"));
+        for i in 0..(MAX_TOOLS + 4) {
+            s.streak(&tool(i), EvidenceKey::of(&f), 1.0, i as f64);
+            s.record(&tool(i), EvidenceKey::of(&f), JsString::from("r"), i as f64, 2);
+            // tool0 stays active: a result of it, late, keeps it too.
+            s.record(&tool(0), EvidenceKey::of(&f), JsString::from("r"), i as f64, 2);
+        }
+        assert_eq!(s.tools.len(), MAX_TOOLS);
+        assert!(s.tracks(&tool(0)), "an active tool is never the one evicted");
+        assert!(!s.tracks(&tool(1)) && !s.tracks(&tool(4)) && s.tracks(&tool(5)));
+        assert_eq!(s.tools.get_index(MAX_TOOLS - 1).map(|(k, _)| k), Some(&tool(0)));
+        assert!(s.evicts_with(1) && !OutcomeState::default().evicts_with(MAX_TOOLS));
+        // The persisted order is the recency order: it survives a restore.
+        let value = s.to_value_of(&|_| true).unwrap();
+        assert_eq!(OutcomeState::from_value(Some(&value)), s);
+        // A state written before the cap (tools first seen first, any
+        // number) resumes with its last MAX_TOOLS tools.
+        let entry = r#"{"f":{"recent":["r"],"base":0,"last":1}}"#;
+        let old: Vec<String> = (0..3 * MAX_TOOLS).map(|i| format!("\"tool{i}\":{entry}")).collect();
+        let restored = OutcomeState::from_value(Some(&parse(&format!("{{{}}}", old.join(","))).unwrap()));
+        assert_eq!(restored.tools.len(), MAX_TOOLS);
+        assert_eq!(restored.tools.get_index(0).map(|(k, _)| k), Some(&tool(2 * MAX_TOOLS)));
     }
 
     #[test]

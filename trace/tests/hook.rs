@@ -588,3 +588,48 @@ fn copilot_install_writes_its_own_hooks_file_and_keeps_other_entries() {
     assert!(hooks.get("Stop").is_some());
     assert!(merge(Agent::Copilot, Some(r#"{"hooks":{"PreToolUse":{}}}"#), "x").is_err());
 }
+
+/// The state is bounded in total, not only per tool: a session calling
+/// many tools (MCP servers) keeps the opt-in evidence of the
+/// `MAX_TOOLS` most recently active ones; the reference's own part keeps
+/// one small entry per tool, as the reference does.
+#[test]
+fn a_session_over_many_tools_keeps_the_evidence_of_its_latest_tools_only() {
+    let mut session = Session::new(Agent::ClaudeCode);
+    for round in 0..12 {
+        let ids: Vec<String> = (0..10).map(|k| format!("r{round}k{k}")).collect();
+        let mut results = Vec::new();
+        for (k, id) in ids.iter().enumerate() {
+            // A new tool at every call: 120 in all.
+            let tool = format!("mcp__server__tool_{}", round * 10 + k);
+            session.send(&format!(
+                r#"{{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"{tool}","tool_input":{{"query":"q{round}"}},"tool_use_id":"{id}"}}"#
+            ));
+            results.push(format!(
+                r#"{{"tool_use_id":"{id}","tool_response":"page {round} of {tool}"}}"#
+            ));
+        }
+        session.send(&format!(
+            r#"{{"session_id":"s","hook_event_name":"PostToolBatch","tool_calls":[{}]}}"#,
+            results.join(",")
+        ));
+    }
+    let text = session.state.clone().unwrap();
+    let state = parse(&text).unwrap();
+    let base = state
+        .as_object()
+        .and_then(|o| o.get("base"))
+        .and_then(Value::as_object)
+        .unwrap();
+    let count = |value: Option<&Value>| value.and_then(Value::as_object).map_or(0, |o| o.iter().count());
+    let beyond = base.get("beyond").and_then(Value::as_object).unwrap();
+    // The last round's calls are kept apart until the next round folds them in.
+    assert_eq!(count(base.get("tools")), 110, "the reference's part: every tool");
+    assert_eq!(count(beyond.get("outcomes")), doom_loop::detectors::MAX_TOOLS);
+    let novelty = beyond.get("novelty").and_then(Value::as_object).unwrap();
+    assert_eq!(count(novelty.get("tools")), doom_loop::detectors::MAX_TOOLS);
+    // The most recent tools', not the first ones'.
+    let outcomes = beyond.get("outcomes").and_then(Value::as_object).unwrap();
+    assert!(outcomes.get("mcp__server__tool_109").is_some() && outcomes.get("mcp__server__tool_0").is_none());
+    assert!(text.len() < 32 * 1024, "{} bytes", text.len());
+}
