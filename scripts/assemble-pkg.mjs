@@ -14,13 +14,19 @@ import { readFileSync, writeFileSync, copyFileSync, existsSync } from 'node:fs';
 import { join, dirname, posix } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { platforms } from './platform-pkg.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = process.argv[2] ?? join(root, 'pkg');
 const js = (name) => join(root, 'js', name);
 const source = (file) => readFileSync(js(file), 'utf8');
 
-for (const file of ['cli.mjs', 'proxy.mjs', 'conformance.mjs', 'README.md']) copyFileSync(js(file), join(out, file));
+// The `doomloop` bin: the launcher (cli.mjs), the native binary's finder
+// (native.cjs, also `./native`) the wasm CLI it falls back to
+// and the gateway's server (proxy.mjs), which only Node runs.
+for (const file of ['cli.mjs', 'cli-wasm.mjs', 'native.cjs', 'native.d.cts', 'proxy.mjs', 'conformance.mjs', 'README.md']) {
+  copyFileSync(js(file), join(out, file));
+}
 copyFileSync(join(root, 'examples', 'billing-agent.json'), join(out, 'billing-agent.json'));
 for (const file of ['LICENSE-MIT', 'LICENSE-APACHE', 'CHANGELOG.md']) copyFileSync(join(root, file), join(out, file));
 
@@ -157,4 +163,7 @@ writeFileSync(join(out, 'gateway.mjs'), selfTypes(source('gateway.js'), 'gateway
 writeFileSync(join(out, 'gateway.d.ts'), source('gateway.d.ts'));
 
 const manifest = JSON.parse(readFileSync(join(root, 'js', 'package.json'), 'utf8'));
+// The native platform packages (npm/<platform>/), each at exactly this
+// version: npm installs the one whose os/cpu fit, the launcher runs it.
+manifest.optionalDependencies = Object.fromEntries(Object.values(platforms()).map(({ name }) => [name, manifest.version]));
 writeFileSync(join(out, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);

@@ -19,7 +19,7 @@ echo "check-pkg: @arethetypeswrong/cli"
 # by design (it is for bundlers, which take ESM from `require` too; Node
 # ≥ 20.19 can require() it as well), so for it alone a require() resolving
 # to ESM is expected.
-attw "$tarball" --profile node16 --format table-flipped --entrypoints . ./replay
+attw "$tarball" --profile node16 --format table-flipped --entrypoints . ./replay ./native
 attw "$tarball" --profile node16 --format table-flipped --entrypoints ./inline --ignore-rules cjs-resolves-to-esm
 # The framework adapters are ESM only too (each imports the main entry by
 # name, so it runs on that runtime's one wasm instance).

@@ -12,25 +12,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { doomloop } from './agents.mjs';
+import { pre, failingLoop } from './scenario.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const npx = join(root, 'pkg/cli.mjs');
 const CLIS = { native: [doomloop], npx: [process.execPath, npx] };
 const skip = existsSync(doomloop) && existsSync(npx) ? false : `needs ${doomloop} and ${npx} (cargo build --release; make build)`;
 const fresh = () => mkdtempSync(join(tmpdir(), 'doomloop-npx-'));
-const pre = (session, id, command = 'cat missing.txt') => JSON.stringify({
-  session_id: session, transcript_path: '/nonexistent', cwd: '/tmp', hook_event_name: 'PreToolUse',
-  tool_name: 'Bash', tool_input: { command }, tool_use_id: id,
-});
-const failed = (session, id) => JSON.stringify({
-  session_id: session, transcript_path: '/nonexistent', cwd: '/tmp', hook_event_name: 'PostToolUseFailure',
-  tool_name: 'Bash', tool_input: { command: 'cat missing.txt' }, tool_use_id: id,
-  error: 'Exit code 1\ncat: missing.txt: No such file or directory',
-});
-const batch = (session, ids) => JSON.stringify({
-  session_id: session, hook_event_name: 'PostToolBatch',
-  tool_calls: ids.map((id) => ({ tool_name: 'Bash', tool_input: { command: 'cat missing.txt' }, tool_use_id: id, tool_response: 'Exit code 1\ncat: missing.txt: No such file or directory' })),
-});
 
 function hook(cli, dir, input, agent = 'claude-code', args = []) {
   const [cmd, ...pre_] = CLIS[cli];
@@ -38,19 +26,8 @@ function hook(cli, dir, input, agent = 'claude-code', args = []) {
   assert.equal(r.status, 0, `${cli}: ${r.stderr}`);
   return r;
 }
-const answer = (r) => (r.stdout === '' ? 'allow' : JSON.parse(r.stdout).continue === false ? 'stop' : 'deny');
-
-/** One identical failing call per turn, each event answered by `who(turn)`. */
-function loop(dir, session, turns, who) {
-  const answers = [];
-  for (let turn = 1; turn <= turns; turn++) {
-    const id = `c${turn}`;
-    answers.push(answer(hook(who(turn, 0), dir, pre(session, id))));
-    assert.equal(hook(who(turn, 1), dir, failed(session, id)).stderr, '');
-    assert.equal(hook(who(turn, 2), dir, batch(session, [id])).stderr, '');
-  }
-  return answers;
-}
+/** One identical failing call per turn, each event answered by `who(turn, event)`. */
+const loop = (dir, session, turns, who) => failingLoop((turn, event, input) => hook(who(turn, event), dir, input), session, turns);
 
 test('npx doomloop hook claude-code refuses the third identical failing call, as the native hook does', { skip }, () => {
   const native = loop(fresh(), 'loop', 4, () => 'native');

@@ -47,11 +47,38 @@ pub const EXIT_BROKEN_PIPE: u8 = 141;
 /// `eval` shows a progress line (on a terminal) from this many files on.
 const PROGRESS_FROM_FILES: usize = 20;
 
+/// `--version` names the build that answered after the version: the
+/// native binary and its platform (npm's names, as its platform package is
+/// named: `native linux-x64`) or `wasm` (the npm package's fallback CLI) —
+/// so a user, or a test, can tell which one the npm `doomloop` ran.
+macro_rules! version_of {
+    ($build:literal) => {
+        concat!(env!("CARGO_PKG_VERSION"), " (", $build, ")")
+    };
+}
+
+/// The version line's text after `doomloop ` (see [`version_of`]).
+pub const VERSION: &str = if cfg!(target_family = "wasm") {
+    version_of!("wasm")
+} else if cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+    version_of!("native linux-x64")
+} else if cfg!(all(target_os = "linux", target_arch = "aarch64")) {
+    version_of!("native linux-arm64")
+} else if cfg!(all(target_os = "macos", target_arch = "x86_64")) {
+    version_of!("native darwin-x64")
+} else if cfg!(all(target_os = "macos", target_arch = "aarch64")) {
+    version_of!("native darwin-arm64")
+} else if cfg!(all(windows, target_arch = "x86_64")) {
+    version_of!("native win32-x64")
+} else {
+    version_of!("native")
+};
+
 /// The command line (clap's derive: the help texts are these doc comments).
 #[derive(Parser)]
 #[command(
     name = "doomloop",
-    version,
+    version = VERSION,
     about = "Doom-loop detector for LLM agents: conformance, fingerprints, trace replay and evaluation",
     after_help = "Exit status: 0 ok; 1 a finding (conformance failed or found no cases, eval found no runs, --fail-on reached); 2 a usage, input or output error; 141 stdout closed early.",
     subcommand_required = true,
@@ -134,6 +161,8 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
     },
+    /// Print the command that runs this doomloop, as `hook install` writes it: the native binary's absolute path, or `node` and the npm CLI's path
+    Which,
     /// Guard a coding agent: the hook command Claude Code or Gemini CLI runs around every tool call, and its installer
     Hook {
         #[command(subcommand)]
@@ -287,6 +316,12 @@ fn warn(host: &mut dyn Host, line: &str) {
 fn run(command: Command, host: &mut dyn Host) -> Outcome {
     match command {
         Command::Hook { command } => crate::hook::args::main(command, host).map_err(Failure::Input),
+        Command::Which => {
+            let program = host
+                .program()
+                .map_err(|e| Failure::Input(format!("cannot tell this binary's path: {e}")))?;
+            Ok(host.stdout(&format!("{}\n", crate::hook::args::program_command(&program)))?)
+        }
         Command::Conformance { paths } => conformance(&paths, host),
         Command::Fingerprint { tool, json } => {
             let text = argument_or_stdin(json, host)?;

@@ -43,13 +43,37 @@ fn assert_no_panic(output: &Output) {
     );
 }
 
+/// `--version` says the native binary answered, and for which platform
+/// (npm's names): how a user, and the npm package's tests, tell the native
+/// binary from the wasm CLI behind the npm `doomloop` launcher.
+#[test]
+fn version_names_the_native_build_and_its_platform() {
+    let version = text(&run(&["--version"], "").stdout);
+    let want = format!("doomloop {} (native ", env!("CARGO_PKG_VERSION"));
+    assert!(version.starts_with(&want), "{version}");
+    if cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+        assert!(version.ends_with(" (native linux-x64)\n"), "{version}");
+    }
+}
+
+/// `doomloop which` prints this binary's absolute path (what `hook
+/// install` writes), so a script can find the native binary.
+#[test]
+fn which_prints_the_binary_own_absolute_path() {
+    let out = run(&["which"], "");
+    assert_eq!(out.status.code(), Some(0));
+    let path = text(&out.stdout);
+    let want = std::fs::canonicalize(env!("CARGO_BIN_EXE_doomloop")).unwrap();
+    assert_eq!(std::fs::canonicalize(path.trim_end()).unwrap(), want);
+}
+
 #[test]
 fn version_and_help_go_to_stdout_with_status_0() {
     let version = run(&["--version"], "");
     assert_eq!(version.status.code(), Some(0));
     assert_eq!(
         text(&version.stdout),
-        format!("doomloop {}\n", env!("CARGO_PKG_VERSION"))
+        format!("doomloop {}\n", doom_loop_trace::command::VERSION)
     );
     for args in [
         &["--help"][..],

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use doom_loop_trace::command::{main, main_lossy, EXIT_ERROR};
+use doom_loop_trace::command::{main, main_lossy, EXIT_ERROR, VERSION};
 use doom_loop_trace::host::MemoryHost;
 
 const LOOP: &str = r#"{"rounds":[{"calls":[{"toolName":"t","args":{}}]},{"calls":[{"toolName":"t","args":{}}]},{"calls":[{"toolName":"t","args":{}}]}]}"#;
@@ -18,7 +18,10 @@ fn run(host: &mut MemoryHost, args: &[&str]) -> u8 {
 fn help_version_and_usage_errors_come_from_clap() {
     let mut host = MemoryHost::default();
     assert_eq!(run(&mut host, &["--version"]), 0);
-    assert_eq!(host.stdout, format!("doomloop {}\n", env!("CARGO_PKG_VERSION")));
+    assert_eq!(host.stdout, format!("doomloop {VERSION}\n"));
+    let mut host = MemoryHost::default();
+    assert_eq!(run(&mut host, &["which"]), 0);
+    assert_eq!(host.stdout, "/bin/doomloop\n");
     let mut host = MemoryHost::default();
     assert_eq!(run(&mut host, &["eval", "x", "--compar"]), EXIT_ERROR);
     assert!(

@@ -88,10 +88,16 @@ fn quote(word: &str) -> String {
     }
 }
 
+/// The words that run this CLI (`program`), quoted for a shell: what
+/// `doomloop which` prints and every hook command starts with.
+pub fn program_command(program: &[String]) -> String {
+    program.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
+}
+
 /// The hook command written into the settings: `program` (the words that
 /// run this CLI), then `hook AGENT` and the options.
 pub fn hook_command(agent: Agent, program: &[String], run: &RunArgs) -> String {
-    let mut words: Vec<String> = program.iter().map(|w| quote(w)).collect();
+    let mut words = vec![program_command(program)];
     words.push("hook".to_string());
     words.push(agent.as_str().to_string());
     if let Some(dir) = &run.state_dir {

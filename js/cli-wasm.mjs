@@ -1,0 +1,150 @@
+// The wasm CLI: the native `doomloop` itself, compiled to wasm — what the
+// npm `doomloop` runs (cli.mjs, the launcher, imports this file) where no
+// native platform package is installed, or with DOOMLOOP_WASM=1; and
+// `doomloop proxy` (the gateway's Node server, proxy.mjs) everywhere.
+//
+// The command — clap's argument parsing, help, usage and error texts,
+// every subcommand (the `eval` folder walk, the streaming reader, the
+// `hook` state store and its lock), messages and exit statuses — is the
+// Rust code the native binary runs (doom_loop_trace::command, in the full
+// wasm module). This file is only its host: it hands over argv and does
+// the I/O the command asks for with Node's `fs` and `process`, one method
+// each (wasm/src/cli.rs; docs/cli.md). Errors are thrown as Node
+// throws them; the module words them as Rust does. Failing cleanly: no
+// stack trace on any input, a closed stdout ends quietly (141), a failing
+// stdout is reported (exit 2).
+import {
+  closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, statSync,
+  unlinkSync, writeFileSync, writeSync, chmodSync, fchmodSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const require = createRequire(import.meta.url);
+const EXIT_ERROR = 2;
+const EXIT_BROKEN_PIPE = 141;
+
+// --- output: one writer whose errors end the process cleanly -------------
+
+let outputFailed = false;
+process.stdout.on('error', (error) => {
+  if (outputFailed) return;
+  outputFailed = true;
+  if (error.code === 'EPIPE') process.exit(EXIT_BROKEN_PIPE);
+  stderr(`doomloop: cannot write output: ${error.message}\n`);
+  process.exit(EXIT_ERROR);
+});
+
+/** A failing stderr is ignored (nowhere left to report it). */
+function stderr(text) {
+  try {
+    process.stderr.write(text);
+  } catch {
+    // stderr closed: nothing to do.
+  }
+}
+
+/** What a Stats or Dirent is, in the command's words. */
+function kind(entry) {
+  if (entry.isFile()) return 'file';
+  if (entry.isDirectory()) return 'dir';
+  if (entry.isSymbolicLink()) return 'symlink';
+  if (entry.isFIFO()) return 'fifo';
+  if (entry.isSocket()) return 'socket';
+  if (entry.isBlockDevice() || entry.isCharacterDevice()) return 'device';
+  return null;
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+/** What the command may ask of its host (wasm/src/cli.rs, `JsHost`). */
+const host = {
+  readFile: (path) => readFileSync(path),
+  open: (path) => openSync(path, 'r'),
+  read: (fd, n) => {
+    const buffer = Buffer.allocUnsafe(n);
+    return buffer.subarray(0, readSync(fd, buffer, 0, n, null));
+  },
+  close: (fd) => closeSync(fd),
+  stat: (path, follow) => {
+    const s = follow ? statSync(path, { bigint: true }) : lstatSync(path, { bigint: true });
+    return [kind(s), `${s.dev}:${s.ino}`, Number(s.mtimeMs), Number(s.mode & 0o7777n), Number(s.uid)];
+  },
+  readDir: (path) => readdirSync(path, { withFileTypes: true }).map((e) => [e.name, kind(e)]),
+  writeFile: (path, bytes) => writeFileSync(path, bytes),
+  createNew: (path, bytes) => {
+    const fd = openSync(path, 'wx');
+    try {
+      writeSync(fd, bytes);
+    } finally {
+      closeSync(fd);
+    }
+  },
+  // 'wx' is O_CREAT|O_EXCL: a link already at `path` is never followed.
+  // Owner-only until the bytes are in, then the mode asked for (fchmod:
+  // the file itself); a failed write removes it again.
+  writeNew: (path, bytes, mode) => {
+    const fd = openSync(path, 'wx', 0o600);
+    try {
+      writeFileSync(fd, bytes);
+      fchmodSync(fd, mode);
+    } catch (error) {
+      closeSync(fd);
+      try {
+        unlinkSync(path);
+      } catch {
+        // Already gone: nothing left to clean.
+      }
+      throw error;
+    }
+    closeSync(fd);
+  },
+  realPath: (path) => realpathSync(path),
+  rename: (from, to) => renameSync(from, to),
+  removeFile: (path) => unlinkSync(path),
+  mkdir: (path, owner) => {
+    mkdirSync(path, { recursive: true });
+    if (owner) chmodSync(path, 0o700);
+  },
+  readStdin: () => readFileSync(0),
+  env: (name) => process.env[name],
+  cwd: () => process.cwd(),
+  // As invoked: the `doomloop` bin link under npm, or the launcher
+  // (cli.mjs) run by path — what `hook install` writes and recognises on
+  // a second run, so the installed hook starts the launcher, which runs a
+  // native binary installed later.
+  program: () => [process.execPath, resolve(process.argv[1] ?? fileURLToPath(import.meta.url))],
+  pid: () => process.pid,
+  uid: () => process.geteuid?.(),
+  now: () => Date.now(),
+  sleep: (ms) => Atomics.wait(sleeper, 0, 0, ms),
+  stdout: (text) => {
+    if (!outputFailed) process.stdout.write(text);
+  },
+  stderr,
+  stderrIsTerminal: () => process.stderr.isTTY === true,
+};
+
+if (process.argv[2] === 'proxy') {
+  // The gateway server is Node's (an HTTP server and client): its own file.
+  const { main } = await import('./proxy.mjs');
+  try {
+    const status = await main(process.argv.slice(3));
+    if (status !== undefined) process.exitCode = status;
+  } catch (error) {
+    stderr(`doomloop proxy: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(EXIT_ERROR);
+  }
+} else try {
+  // The full module's exports, behind the replay entry's trap guard (it
+  // guards them in place: after a trap, every call throws one named error).
+  require('./replay-node.cjs');
+  const core = require('./doom_loop_full_node.cjs');
+  process.exitCode = core.cliMain(process.argv.slice(2), host);
+} catch (error) {
+  // Not reached by any input (the command answers every argv with a
+  // status); a trap or a broken package still ends cleanly.
+  stderr(`doomloop: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = EXIT_ERROR;
+}
