@@ -633,3 +633,82 @@ fn a_session_over_many_tools_keeps_the_evidence_of_its_latest_tools_only() {
     assert!(outcomes.get("mcp__server__tool_109").is_some() && outcomes.get("mcp__server__tool_0").is_none());
     assert!(text.len() < 32 * 1024, "{} bytes", text.len());
 }
+
+/// `n` objects nested in one another around a string.
+fn nested(n: usize) -> String {
+    format!("{}\"x\"{}", "{\"a\":".repeat(n), "}".repeat(n))
+}
+
+/// An event the hook accepts (nested up to the parser's 512 levels) is one
+/// whose state it can read back: a call's input and output are stored 4
+/// levels deeper, so what nests past that is stored as its JSON text, and
+/// a deep call beside a loop never starts the session's detection over.
+#[test]
+fn a_call_nested_as_deep_as_the_hook_accepts_is_stored_and_read_back() {
+    let option = default_option();
+    // Claude Code: the input up to 511 levels (the event's 512), the
+    // result of PostToolBatch up to 509 (it sits 3 levels down).
+    for (input_depth, output_depth) in [(0, 0), (509, 0), (511, 509), (400, 509)] {
+        let mut state: Option<String> = None;
+        let mut refused = Vec::new();
+        let mut send = |event: String| {
+            let incoming = read_event(Agent::ClaudeCode, event.as_bytes()).unwrap();
+            let step = step(Agent::ClaudeCode, &incoming, state.as_deref(), &option).unwrap();
+            assert!(
+                !step
+                    .warnings
+                    .iter()
+                    .any(|w| w.contains("starting this session's detection over")),
+                "{input_depth}/{output_depth}: {:?}",
+                step.warnings
+            );
+            parse(&step.state).expect("the state reads back");
+            state = Some(step.state);
+            step.stdout
+        };
+        for r in 1..=4 {
+            if !send(pre(&format!("m{r}"), "make", "build")).is_empty() {
+                refused.push(r);
+            }
+            let mut results = vec![format!(
+                r#"{{"tool_use_id":"m{r}","tool_response":"make: *** [all] Error 1"}}"#
+            )];
+            if input_depth > 0 {
+                send(format!(
+                    r#"{{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"mcp__x__y","tool_use_id":"d{r}","tool_input":{}}}"#,
+                    nested(input_depth)
+                ));
+                let output = if output_depth > 0 {
+                    nested(output_depth)
+                } else {
+                    "\"ok\"".into()
+                };
+                results.push(format!(r#"{{"tool_use_id":"d{r}","tool_response":{output}}}"#));
+            }
+            send(format!(
+                r#"{{"session_id":"s","hook_event_name":"PostToolBatch","tool_calls":[{}]}}"#,
+                results.join(",")
+            ));
+        }
+        assert_eq!(refused, [3, 4], "{input_depth}/{output_depth}");
+    }
+    // Codex: PostToolUse's result up to 511 levels.
+    let mut state: Option<String> = None;
+    for event in [
+        codex("PreToolUse", "c1", "ls", None),
+        format!(
+            r#"{{"session_id":"c","turn_id":"t","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{{"command":"ls"}},"tool_use_id":"c1","tool_response":{}}}"#,
+            nested(511)
+        ),
+        codex("PreModelRequest", "", "", None),
+    ] {
+        let incoming = read_event(Agent::Codex, event.as_bytes()).unwrap();
+        let step = step(Agent::Codex, &incoming, state.as_deref(), &option).unwrap();
+        assert!(
+            !step.warnings.iter().any(|w| w.contains("starting this session")),
+            "{:?}",
+            step.warnings
+        );
+        state = Some(step.state);
+    }
+}

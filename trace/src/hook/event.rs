@@ -12,7 +12,7 @@
 //! `tool_response`); every other field is ignored, so newer versions that
 //! add fields still read.
 
-use doom_loop::json::Value;
+use doom_loop::json::{to_json, Object, Value, MAX_PARSE_DEPTH};
 
 /// The agent a hook answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,6 +110,70 @@ pub struct Event {
     pub transcript_path: Option<String>,
     /// What happened.
     pub kind: Kind,
+}
+
+/// Levels the hook's state file puts above a call's input or output
+/// (`{"round": {"calls": [{"input": …}]}}`).
+const STATE_LEVELS: usize = 4;
+
+/// How deep a call's input or output may nest to be stored as it came: the
+/// state file holds it [`STATE_LEVELS`] deeper than itself, and a state
+/// nested past the JSON parser's limit could not be read back (the session
+/// would start its detection over at the next call).
+pub const MAX_STORED_DEPTH: usize = MAX_PARSE_DEPTH - STATE_LEVELS;
+
+impl Event {
+    /// The event as the state file can store it and read it back: every
+    /// part of a call's input or output nested deeper than
+    /// [`MAX_STORED_DEPTH`] becomes its JSON text. Nothing a decision reads
+    /// changes: the detector fingerprints no value nested past 64 levels
+    /// (such a call is not monitored, with or without this), and a loop key
+    /// picks fields near the top.
+    pub fn storable(mut self) -> Event {
+        match &mut self.kind {
+            Kind::Batch { results } => {
+                for (_, output) in results.iter_mut() {
+                    bound_depth(output);
+                }
+            }
+            Kind::BeforeTool { input, .. } => bound_depth(input),
+            Kind::AfterTool { input, output, .. } => {
+                bound_depth(input);
+                bound_depth(output);
+            }
+            Kind::SessionStart | Kind::UserTurn | Kind::ModelRequest | Kind::Permission { .. } | Kind::Other(_) => {}
+        }
+        self
+    }
+}
+
+/// Replaces `value` by its [`MAX_STORED_DEPTH`]-bounded form when it nests deeper.
+fn bound_depth(value: &mut Value) {
+    if nesting(value) > MAX_STORED_DEPTH {
+        *value = cut(value, MAX_STORED_DEPTH);
+    }
+}
+
+/// How many arrays and objects deep `value` nests (a parsed value: at most
+/// the parser's limit, so the recursion is bounded).
+fn nesting(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(nesting).max().unwrap_or(0),
+        Value::Object(object) => 1 + object.iter().map(|(_, v)| nesting(v)).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// `value` with its arrays and objects below `room` levels as JSON text.
+fn cut(value: &Value, room: usize) -> Value {
+    match value {
+        Value::Array(_) | Value::Object(_) if room == 0 => Value::String(to_json(value).as_str().into()),
+        Value::Array(items) => Value::Array(items.iter().map(|v| cut(v, room - 1)).collect()),
+        Value::Object(object) => Value::Object(Object::from_entries(
+            object.iter().map(|(k, v)| (k.clone(), cut(v, room - 1))).collect(),
+        )),
+        other => other.clone(),
+    }
 }
 
 fn text(object: &doom_loop::json::Object, key: &str) -> Option<String> {

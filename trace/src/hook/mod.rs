@@ -659,7 +659,8 @@ pub struct Incoming {
 pub fn read_event(agent: Agent, input: &[u8]) -> Result<Incoming, String> {
     let text = std::str::from_utf8(input).map_err(|_| "the event on stdin is not UTF-8".to_string())?;
     let value = parse(text).map_err(|e| format!("the event on stdin is not JSON ({e})"))?;
-    let event = parse_event(agent, &value)?;
+    // Stored as the next call can read it back (see `Event::storable`).
+    let event = parse_event(agent, &value)?.storable();
     let name = match (agent, value.as_object()) {
         // Copilot's camelCase payloads name no event: the one its fields make.
         (Agent::Copilot, Some(object)) => copilot::event_name(object),
