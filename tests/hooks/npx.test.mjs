@@ -97,21 +97,22 @@ test('npx: bad hook input or arguments allow the call with one line, exit 0, as 
 
 test('npx doomloop hook copilot denies the third identical failing call and ends the session at the sixth permission request, as the native hook does', { skip }, () => {
   // Copilot CLI's events for one shell call (its PascalCase payloads; the
-  // permission request always camelCase), as 1.0.102 sends them.
+  // permission request always camelCase), as 1.0.102 sends them
   const input = (n) => ({ command: 'sh fail.sh', description: `attempt ${n}` });
-  const event = (name, fields) => JSON.stringify({ hook_event_name: name, session_id: 'cp', timestamp: '2026-12-06T14:19:58.934Z', cwd: '/w', ...fields });
+  // (the n-th response's calls stamped with its time).
+  const event = (name, n, fields) => JSON.stringify({ hook_event_name: name, session_id: 'cp', timestamp: `2026-12-06T14:19:${String(n).padStart(2, '0')}.934Z`, cwd: '/w', ...fields });
   const permission = JSON.stringify({ hookName: 'permissionRequest', sessionId: 'cp', timestamp: 1, cwd: '/w', toolName: 'bash', toolInput: { command: 'sh fail.sh' }, permissionSuggestions: [] });
   const run = (cli) => {
     const dir = fresh();
     const answers = [];
     for (let n = 1; n <= 6; n++) {
-      const pre = hook(cli, dir, event('PreToolUse', { tool_name: 'Bash', tool_input: input(n) }), 'copilot', ['--option', 'true']).stdout;
+      const pre = hook(cli, dir, event('PreToolUse', n, { tool_name: 'Bash', tool_input: input(n) }), 'copilot', ['--option', 'true']).stdout;
       if (pre) { answers.push(JSON.parse(pre).permissionDecision); continue; }
       const asked = hook(cli, dir, permission, 'copilot', ['--option', 'true']).stdout;
       if (asked) { answers.push(JSON.parse(asked).interrupt ? 'interrupt' : asked); continue; }
       answers.push('allow');
       const output = `cat: missing.txt: No such file or directory\n<shellId: ${n} completed with exit code 1>`;
-      hook(cli, dir, event('PostToolUse', { tool_name: 'Bash', tool_input: input(n), tool_result: { result_type: 'success', text_result_for_llm: output } }), 'copilot', ['--option', 'true']);
+      hook(cli, dir, event('PostToolUse', n, { tool_name: 'Bash', tool_input: input(n), tool_result: { result_type: 'success', text_result_for_llm: output } }), 'copilot', ['--option', 'true']);
     }
     return { answers, state: readFileSync(join(dir, 'copilot-cp.json'), 'utf8') };
   };

@@ -360,10 +360,12 @@ fn reinstalling_a_command_without_the_word_doomloop_replaces_it() {
 }
 
 /// A Copilot CLI event in its PascalCase ("VS Code compatible") format, as
-/// 1.0.102 sends it to a hook the installer registered.
-fn copilot_pre(tool: &str, input: &str) -> String {
+/// 1.0.102 sends it to a hook the installer registered: the calls of the
+/// `response`-th model response bear its time.
+fn copilot_pre(response: usize, tool: &str, input: &str) -> String {
     format!(
-        r#"{{"hook_event_name":"PreToolUse","session_id":"cp","timestamp":"2026-12-06T14:19:58.934Z","cwd":"/w","tool_name":"{tool}","tool_input":{input}}}"#
+        r#"{{"hook_event_name":"PreToolUse","session_id":"cp","timestamp":"2026-12-06T14:19:{:02}.934Z","cwd":"/w","tool_name":"{tool}","tool_input":{input}}}"#,
+        response % 60
     )
 }
 
@@ -398,7 +400,7 @@ fn copilot_denial(answer: &str) -> Option<String> {
 /// shell's output, whose last line names a new shell every time.
 fn copilot_shell_call(session: &mut Session, n: usize) -> (String, Option<String>) {
     let input = format!(r#"{{"command":"sh fail.sh","description":"run it, attempt {n}"}}"#);
-    let pre = session.send(&copilot_pre("Bash", &input));
+    let pre = session.send(&copilot_pre(n, "Bash", &input));
     if !pre.is_empty() {
         return (pre, None);
     }
@@ -445,7 +447,7 @@ fn copilot_refuses_the_third_identical_call_and_ends_the_session_at_the_sixths_p
     // A new prompt lifts the stop.
     assert_eq!(session.send(COPILOT_PROMPT), "");
     assert_eq!(
-        session.send(&copilot_pre("Bash", r#"{"command":"ls","description":"d"}"#)),
+        session.send(&copilot_pre(7, "Bash", r#"{"command":"ls","description":"d"}"#)),
         ""
     );
     assert_eq!(session.send(&copilot_permission("bash")), "");
@@ -460,13 +462,13 @@ fn copilot_a_stopped_call_of_a_tool_without_permission_request_is_denied() {
         r#"{"ladder":{"observe":false,"steer":false,"block":false,"stop":2}}"#,
     );
     let input = r#"{"path":"/w/notes.txt"}"#;
-    assert_eq!(session.send(&copilot_pre("Read", input)), "");
+    assert_eq!(session.send(&copilot_pre(1, "Read", input)), "");
     session.send(&copilot_post("Read", input, "the notes"));
-    let answer = session.send(&copilot_pre("Read", input));
+    let answer = session.send(&copilot_pre(2, "Read", input));
     let reason = copilot_denial(&answer).unwrap_or_else(|| panic!("{answer}"));
     assert!(reason.contains("invoked in 2 consecutive rounds"), "{reason}");
     // Every later call is denied with the stop verdict too.
-    assert!(copilot_denial(&session.send(&copilot_pre("Read", r#"{"path":"/w/other"}"#))).is_some());
+    assert!(copilot_denial(&session.send(&copilot_pre(3, "Read", r#"{"path":"/w/other"}"#))).is_some());
 }
 
 /// The `<shellId: N …>` line Copilot's shell appends differs at every call;
@@ -479,26 +481,83 @@ fn copilot_shell_ids_do_not_make_a_repeated_failure_look_new() {
     assert!(copilot_denial(&answers[2]).is_some(), "{}", answers[2]);
 }
 
-/// Copilot names no round: calls that start while another of the round is
-/// still running belong to one response (it runs them concurrently), and
-/// count once.
+/// Copilot names no round: the calls stamped with one time are one
+/// response's, and count once.
 #[test]
-fn copilot_calls_running_together_count_as_one_round() {
+fn copilot_calls_of_one_response_count_as_one_round() {
     let mut session = Session::with_option(Agent::Copilot, "true");
     let input = r#"{"command":"cat x","description":"d"}"#;
     let post = |session: &mut Session| session.send(&copilot_post("Bash", input, "no such file"));
     // Round 1: two calls start, then both return.
-    assert_eq!(session.send(&copilot_pre("Bash", input)), "");
-    assert_eq!(session.send(&copilot_pre("Bash", input)), "");
+    assert_eq!(session.send(&copilot_pre(1, "Bash", input)), "");
+    assert_eq!(session.send(&copilot_pre(1, "Bash", input)), "");
     post(&mut session);
     post(&mut session);
     // Round 2.
-    assert_eq!(session.send(&copilot_pre("Bash", input)), "");
+    assert_eq!(session.send(&copilot_pre(2, "Bash", input)), "");
     post(&mut session);
     // Round 3: refused (three rounds, not four calls).
-    let third = session.send(&copilot_pre("Bash", input));
+    let third = session.send(&copilot_pre(3, "Bash", input));
     let reason = copilot_denial(&third).unwrap_or_else(|| panic!("{third}"));
     assert!(reason.contains("invoked in 3 consecutive rounds"), "{reason}");
+}
+
+/// A payload without a `timestamp`: calls that start while another of the
+/// round is still running are of one response (Copilot starts a response's
+/// calls before any of them returns).
+#[test]
+fn copilot_without_timestamps_calls_running_together_count_as_one_round() {
+    let mut session = Session::with_option(Agent::Copilot, "true");
+    let input = r#"{"command":"cat x","description":"d"}"#;
+    let pre = copilot_pre(0, "Bash", input).replace(r#""timestamp":"2026-12-06T14:19:00.934Z","#, "");
+    assert!(!pre.contains("timestamp"));
+    let post = |session: &mut Session| session.send(&copilot_post("Bash", input, "no such file"));
+    assert_eq!(session.send(&pre), "");
+    assert_eq!(session.send(&pre), "");
+    post(&mut session);
+    post(&mut session);
+    assert_eq!(session.send(&pre), "");
+    post(&mut session);
+    let third = session.send(&pre);
+    let reason = copilot_denial(&third).unwrap_or_else(|| panic!("{third}"));
+    assert!(reason.contains("invoked in 3 consecutive rounds"), "{reason}");
+}
+
+/// Copilot stamps every `PreToolUse` of one response with the same time;
+/// a call refused at once is still of its response's round, so two
+/// identical calls of the third response are both refused as the third.
+#[test]
+fn copilot_calls_of_one_response_count_once_also_when_the_first_is_refused() {
+    let mut session = Session::with_option(Agent::Copilot, "true");
+    let input = r#"{"command":"cat x","description":"d"}"#;
+    for response in 1..=2 {
+        assert_eq!(session.send(&copilot_pre(response, "Bash", input)), "");
+        session.send(&copilot_post("Bash", input, "no such file"));
+    }
+    for _ in 0..2 {
+        let answer = session.send(&copilot_pre(3, "Bash", input));
+        let reason = copilot_denial(&answer).unwrap_or_else(|| panic!("{answer}"));
+        assert!(reason.contains("invoked in 3 consecutive rounds"), "{reason}");
+    }
+}
+
+/// A call whose result never reaches the hook (a hook file without
+/// `PostToolUseFailure`, a tool that failed) does not keep later responses
+/// in its round: each response's calls bear their own time.
+#[test]
+fn copilot_a_call_without_a_result_does_not_swallow_the_next_responses() {
+    let mut session = Session::with_option(Agent::Copilot, "true");
+    assert_eq!(session.send(&copilot_pre(1, "Read", r#"{"path":"/w/missing"}"#)), "");
+    let input = r#"{"command":"cat x","description":"d"}"#;
+    let answers: Vec<String> = (2..=4)
+        .map(|response| {
+            let answer = session.send(&copilot_pre(response, "Bash", input));
+            session.send(&copilot_post("Bash", input, "no such file"));
+            answer
+        })
+        .collect();
+    assert_eq!(&answers[..2], ["", ""]);
+    assert!(copilot_denial(&answers[2]).is_some(), "{}", answers[2]);
 }
 
 /// A hook set up by hand from Copilot's docs, with camelCase event names,
@@ -529,7 +588,7 @@ fn copilot_camel_case_payloads_are_read_like_the_pascal_case_ones() {
     session.send(post);
     assert_eq!(session.send(pre_string), "");
     session.send(failure);
-    assert!(copilot_denial(&session.send(pre)).is_some());
+    assert!(copilot_denial(&session.send(&pre.replace("1796566798934", "1796566799031"))).is_some());
 }
 
 #[test]
@@ -539,9 +598,9 @@ fn copilot_steer_guidance_is_appended_to_the_tool_result() {
         r#"{"ladder":{"observe":false,"steer":2,"block":false,"stop":false}}"#,
     );
     let input = r#"{"command":"ls","description":"d"}"#;
-    session.send(&copilot_pre("Bash", input));
+    session.send(&copilot_pre(1, "Bash", input));
     assert_eq!(session.send(&copilot_post("Bash", input, "a")), "");
-    session.send(&copilot_pre("Bash", input));
+    session.send(&copilot_pre(2, "Bash", input));
     let answer = session.send(&copilot_post("Bash", input, "a"));
     let value = parse(answer.trim()).unwrap();
     let context = value.as_object().unwrap().get("additionalContext").unwrap();

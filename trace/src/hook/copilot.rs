@@ -17,9 +17,9 @@
 //!
 //! What Copilot lacks, and how the hook makes do (docs/coding-agents.md):
 //! no event marks the end of a model response, so a round is the calls
-//! that run together — a call starting while another of the round has not
-//! returned joins it (Copilot runs one response's calls concurrently; see
-//! `joins` in the parent module); and `PreToolUse` cannot end a session, but
+//! stamped with one `timestamp` (Copilot gives every `PreToolUse` of one
+//! response the same), else — a payload without one — the calls that run
+//! together; and `PreToolUse` cannot end a session, but
 //! a `permissionRequest` answer of `interrupt: true` does — so a stop is
 //! delivered there for the tools Copilot asks permission for, and refused
 //! at `PreToolUse` for the others.
@@ -171,10 +171,19 @@ pub fn parse_event(value: &Value) -> Result<Event, String> {
         },
         other => Kind::Other(other.to_string()),
     };
+    // Copilot stamps every call of one response with the same time (to the
+    // millisecond, also when their hooks run one after the other): the
+    // response's mark.
+    let batch = match (&kind, object.get("timestamp")) {
+        (Kind::BeforeTool { .. }, Some(Value::String(t))) => Some(t.to_utf8_lossy().into_owned()),
+        (Kind::BeforeTool { .. }, Some(Value::Number(t))) => Some(doom_loop::json::to_json(&Value::Number(*t))),
+        _ => None,
+    };
     Ok(Event {
         session_id,
         transcript_path: text(object, "transcript_path").filter(|p| !p.is_empty()),
         kind,
+        batch,
     })
 }
 

@@ -110,6 +110,10 @@ pub struct Event {
     pub transcript_path: Option<String>,
     /// What happened.
     pub kind: Kind,
+    /// The mark the agent gives every call of one model response, when it
+    /// gives one (Copilot's `PreToolUse` `timestamp`, the same for all of a
+    /// response's calls): its calls make one round.
+    pub batch: Option<String>,
 }
 
 /// Levels the hook's state file puts above a call's input or output
@@ -285,5 +289,6 @@ pub fn parse_event(agent: Agent, value: &Value) -> Result<Event, String> {
         session_id,
         transcript_path,
         kind,
+        batch: None,
     })
 }

@@ -17,7 +17,8 @@
 //! identical calls of one message therefore count once. Where a round ends
 //! each agent says: Claude Code's `PostToolBatch` (every call of the message
 //! resolved, before the next model request), Gemini CLI's `BeforeModel`,
-//! Codex's `PreModelRequest`.
+//! Codex's `PreModelRequest`; Copilot CLI says it nowhere, but stamps one
+//! response's calls with one time ([`Event::batch`]).
 
 pub mod args;
 pub mod copilot;
@@ -118,6 +119,8 @@ struct Round {
     closed: bool,
     /// Guidance of this round was delivered.
     guided: bool,
+    /// The agent's mark of the response ([`Event::batch`]).
+    batch: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -165,29 +168,33 @@ impl Default for HookState {
 impl HookState {
     fn to_value(&self, agent: Agent) -> Value {
         let round = self.round.as_ref().map_or(Value::Null, |r| {
-            obj(vec![
-                ("closed", Value::Bool(r.closed)),
-                ("guided", Value::Bool(r.guided)),
-                (
-                    "calls",
-                    Value::Array(
-                        r.calls
-                            .iter()
-                            .map(|c| {
-                                obj(vec![
-                                    ("id", Value::String(s(&c.id))),
-                                    ("tool", Value::String(s(&c.tool))),
-                                    ("input", c.input.clone()),
-                                    ("output", c.output.clone().unwrap_or(Value::Null)),
-                                    ("done", Value::Bool(c.output.is_some())),
-                                    ("failed", Value::Bool(c.failed)),
-                                    ("refused", Value::Bool(c.refused)),
-                                ])
-                            })
-                            .collect(),
+            let batch = r.batch.as_deref().map(|b| ("batch", Value::String(s(b))));
+            obj(batch
+                .into_iter()
+                .chain([
+                    ("closed", Value::Bool(r.closed)),
+                    ("guided", Value::Bool(r.guided)),
+                    (
+                        "calls",
+                        Value::Array(
+                            r.calls
+                                .iter()
+                                .map(|c| {
+                                    obj(vec![
+                                        ("id", Value::String(s(&c.id))),
+                                        ("tool", Value::String(s(&c.tool))),
+                                        ("input", c.input.clone()),
+                                        ("output", c.output.clone().unwrap_or(Value::Null)),
+                                        ("done", Value::Bool(c.output.is_some())),
+                                        ("failed", Value::Bool(c.failed)),
+                                        ("refused", Value::Bool(c.refused)),
+                                    ])
+                                })
+                                .collect(),
+                        ),
                     ),
-                ),
-            ])
+                ])
+                .collect())
         });
         let mut fields = vec![
             ("doomloopHook", Value::Number(STATE_VERSION)),
@@ -223,6 +230,7 @@ impl HookState {
             return Err(format!("is not a {} state", agent.as_str()));
         }
         let round = object.get("round").and_then(Value::as_object).map(|r| Round {
+            batch: string(r.get("batch")),
             closed: matches!(r.get("closed"), Some(Value::Bool(true))),
             guided: matches!(r.get("guided"), Some(Value::Bool(true))),
             calls: match r.get("calls") {
@@ -313,6 +321,8 @@ enum Reply {
 
 struct Context<'a> {
     agent: Agent,
+    /// The event's [`Event::batch`].
+    batch: Option<String>,
     option: &'a Value,
     loop_keys: Object,
     warnings: Vec<String>,
@@ -355,11 +365,22 @@ impl Context<'_> {
             .is_some_and(|round| !round.closed && round.calls.len() < MAX_ROUND_CALLS)
     }
 
+    /// Copilot says nowhere where a response's calls end: a call is of the
+    /// round's response when it bears the round's mark ([`Event::batch`]);
+    /// without marks, when a call of the round is still running (Copilot
+    /// starts one response's calls before any of them returns).
+    fn same_response(&self, state: &HookState) -> bool {
+        match (
+            self.batch.as_deref(),
+            state.round.as_ref().and_then(|r| r.batch.as_deref()),
+        ) {
+            (Some(call), Some(round)) => call == round,
+            _ => Self::running(state),
+        }
+    }
+
     /// Whether a call of the round is still running (started, not refused,
-    /// no result yet). Copilot says nowhere where a response's calls end:
-    /// it runs them concurrently, so a call starting while another still
-    /// runs belongs to the same response, and one starting after all have
-    /// returned to the next.
+    /// no result yet).
     fn running(state: &HookState) -> bool {
         state
             .round
@@ -388,9 +409,12 @@ impl Context<'_> {
             Some(id) => id.to_string(),
             None => format!("call-{}", state.round.as_ref().map_or(0, |r| r.calls.len())),
         };
-        if !Self::joins(state) || (self.agent == Agent::Copilot && !Self::running(state)) {
+        if !Self::joins(state) || (self.agent == Agent::Copilot && !self.same_response(state)) {
             self.fold(state)?;
-            state.round = Some(Round::default());
+            state.round = Some(Round {
+                batch: self.batch.clone(),
+                ..Round::default()
+            });
         }
         let round = state.round.as_mut().ok_or("no round")?;
         let index = match round
@@ -697,6 +721,7 @@ pub fn step(agent: Agent, incoming: &Incoming, state: Option<&str>, option: &Val
     };
     let mut context = Context {
         agent,
+        batch: incoming.event.batch.clone(),
         option,
         loop_keys: default_loop_keys(agent),
         warnings: Vec::new(),
