@@ -13,6 +13,7 @@ import { startAnthropicServer, lastToolResults } from '../hooks/anthropic-server
 import { startResponsesServer, callOutputs } from '../hooks/openai-server.mjs';
 import { startChatServer, call } from '../e2e/chat-completions-server.mjs';
 import { spawn } from 'node:child_process';
+import OpenAI from 'openai';
 
 const REFUSED = /Doom loop suspected: tool "(Bash|get_invoice|shell|exec_command)" was invoked in (\d+) consecutive rounds/;
 const STOPPED = 'This run was stopped by doom-loop detection.';
@@ -39,45 +40,44 @@ function run(bin, args, env, cwd) {
   });
 }
 
-/** A billing agent's loop over the chat completions wire: call the tool the model asks for, until it answers. */
-async function billingAgent(baseUrl, { stream = false, maxTurns = 12 } = {}) {
+/** A billing agent's loop with the `openai` npm SDK: call the tool the model asks for, until it answers. */
+async function billingAgent(baseURL, { stream = false, maxTurns = 12 } = {}) {
+  const client = new OpenAI({ baseURL, apiKey: 'sk-test-secret', maxRetries: 0 });
   const messages = [{ role: 'system', content: 'You are a billing agent.' }, { role: 'user', content: 'Refund invoice INV-2291.' }];
   const tools = [{ type: 'function', function: { name: 'get_invoice', parameters: { type: 'object', properties: { invoice_id: { type: 'string' } } } } }];
   for (let turn = 0; turn < maxTurns; turn++) {
-    const res = await fetch(`${baseUrl}/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test-secret' },
-      body: JSON.stringify({ model: 'gpt-test', messages, tools, stream }),
-    });
-    assert.equal(res.status, 200);
-    const message = stream ? await fromChunks(await res.text()) : (await res.json()).choices[0].message;
-    messages.push({ role: 'assistant', content: message.content ?? null, ...(message.tool_calls?.length && { tool_calls: message.tool_calls }) });
-    if (!message.tool_calls?.length) return { final: message.content, messages, turns: turn + 1, verdicts: res.headers.get('x-doomloop-verdict') };
+    const request = { model: 'gpt-test', messages, tools };
+    let message;
+    let verdict;
+    if (stream) {
+      const { data, response } = await client.chat.completions.create({ ...request, stream: true }).withResponse();
+      verdict = response.headers.get('x-doomloop-verdict');
+      message = { content: '', tool_calls: [] };
+      for await (const chunk of data) {
+        const delta = chunk.choices[0]?.delta ?? {};
+        if (delta.content) message.content += delta.content;
+        for (const tc of delta.tool_calls ?? []) {
+          const slot = (message.tool_calls[tc.index] ??= { id: tc.id, type: 'function', function: { name: '', arguments: '' } });
+          if (tc.id) slot.id = tc.id;
+          if (tc.function?.name) slot.function.name += tc.function.name;
+          if (tc.function?.arguments) slot.function.arguments += tc.function.arguments;
+        }
+      }
+    } else {
+      const { data, response } = await client.chat.completions.create(request).withResponse();
+      verdict = response.headers.get('x-doomloop-verdict');
+      message = data.choices[0].message;
+    }
+    messages.push({ role: 'assistant', content: message.content || null, ...(message.tool_calls?.length && { tool_calls: message.tool_calls }) });
+    if (!message.tool_calls?.length) return { final: message.content, messages, turns: turn + 1, verdict };
     for (const tc of message.tool_calls) messages.push({ role: 'tool', tool_call_id: tc.id, content: 'error: invoice INV-2291 not found' });
   }
   return { final: undefined, messages, turns: maxTurns };
 }
 
-/** The assistant message of a streamed chat completion. */
-function fromChunks(text) {
-  const message = { content: '', tool_calls: [] };
-  for (const line of text.split('\n')) {
-    if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
-    const delta = JSON.parse(line.slice(6)).choices?.[0]?.delta ?? {};
-    if (delta.content) message.content += delta.content;
-    for (const tc of delta.tool_calls ?? []) {
-      const slot = (message.tool_calls[tc.index] ??= { id: tc.id, type: 'function', function: { name: '', arguments: '' } });
-      if (tc.id) slot.id = tc.id;
-      if (tc.function?.name) slot.function.name += tc.function.name;
-      if (tc.function?.arguments) slot.function.arguments += tc.function.arguments;
-    }
-  }
-  return message;
-}
-
 const invoiceLoop = () => ({ calls: [call('get_invoice', { invoice_id: 'INV-2291' })] });
 
-describe('gateway: chat completions', () => {
+describe('gateway: chat completions with the openai SDK', () => {
   for (const stream of [false, true]) {
     test(`the billing loop is refused from the third call and answered with the stop at the seventh request (stream: ${stream})`, async () => {
       const upstream = await startChatServer(invoiceLoop);
@@ -88,6 +88,7 @@ describe('gateway: chat completions', () => {
           assert.equal(upstream.requests.length, 6);
           assert.equal(run.turns, 7);
           assert.ok(run.final.startsWith(STOPPED), run.final);
+          assert.equal(run.verdict, 'stop');
           // What the model read for calls 3–5: the refusal, not the result.
           const results = upstream.requests.map((body) => body.messages.filter((m) => m.role === 'tool').map((m) => m.content));
           assert.deepEqual(results[2], ['error: invoice INV-2291 not found', 'error: invoice INV-2291 not found']);
