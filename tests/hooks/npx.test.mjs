@@ -1,7 +1,7 @@
 // `npx doomloop hook …` (pkg/cli.mjs) guards for real: the wasm CLI runs
 // the native hook's own code over Node's fs, the same state file, the same
 // FILE.lock (exclusive create with the pid, stale when the pid is dead),
-// the same FILE.tmp + rename. So it refuses where the native hook refuses,
+// the same exclusive FILE.PID.tmp + rename. So it refuses where the native hook refuses,
 // and native and npx processes answering one session — one after the
 // other or in parallel — keep one consistent state. No agent needed.
 import { test } from 'node:test';

@@ -3,7 +3,7 @@
 //! tests/hooks/state.test.mjs, the real agents in tests/hooks/*.test.mjs).
 
 use doom_loop::json::{parse, Value};
-use doom_loop_trace::hook::install::{merge, pretty};
+use doom_loop_trace::hook::install::edit;
 use doom_loop_trace::hook::{default_option, read_event, step, Agent};
 
 struct Session {
@@ -309,25 +309,58 @@ fn codex_halt_after_a_result_replaces_it_with_the_stop_verdict() {
     );
 }
 
+fn event<'a>(settings: &'a Value, name: &str) -> &'a Vec<Value> {
+    let hooks = settings.as_object().unwrap().get("hooks").unwrap().as_object().unwrap();
+    let Some(Value::Array(entries)) = hooks.get(name) else {
+        panic!("{name}")
+    };
+    entries
+}
+
 #[test]
 fn install_merges_without_losing_the_users_hooks() {
     let existing = r#"{"model":"opus","hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"audit"}]}]}}"#;
-    let once = merge(Agent::ClaudeCode, Some(existing), "doomloop hook claude-code").unwrap();
-    let twice = merge(
-        Agent::ClaudeCode,
-        Some(&pretty(&once)),
-        "/opt/doomloop hook claude-code",
-    )
-    .unwrap();
-    let hooks = twice.as_object().unwrap().get("hooks").unwrap().as_object().unwrap();
-    let Some(Value::Array(pre)) = hooks.get("PreToolUse") else {
-        panic!()
-    };
+    let once = edit(Agent::ClaudeCode, Some(existing), "doomloop hook claude-code").unwrap();
+    let twice = edit(Agent::ClaudeCode, Some(&once), "/opt/doomloop hook claude-code").unwrap();
+    let twice = parse(&twice).unwrap();
+    let pre = event(&twice, "PreToolUse");
     assert_eq!(pre.len(), 2);
     assert!(doom_loop::json::to_json(&pre[0]).contains("audit"));
     assert!(doom_loop::json::to_json(&pre[1]).contains("/opt/doomloop hook claude-code"));
-    assert!(merge(Agent::ClaudeCode, Some("[1]"), "x").is_err());
-    assert!(merge(Agent::ClaudeCode, Some(r#"{"hooks":[]}"#), "x").is_err());
+    assert!(edit(Agent::ClaudeCode, Some("[1]"), "x").is_err());
+    assert!(edit(Agent::ClaudeCode, Some(r#"{"hooks":[]}"#), "x").is_err());
+    assert!(edit(Agent::ClaudeCode, Some(r#"{"hooks":{"PreToolUse":{}}}"#), "x").is_err());
+}
+
+#[test]
+fn install_edits_only_its_own_entries_and_keeps_every_other_byte() {
+    let existing = "{\n    // the user's comment\n    \"feedbackSurveyId\": 12345678901234567890,\n    \"maxSize\": 1e400,\n    \"dup\": 1, \"dup\": 2,\n    \"hooks\": {\n        \"Stop\": [ { \"hooks\": [ { \"type\": \"command\", \"command\": \"say done\" } ] } ],\n    },\n    \"z\": [1,2,3]\n}\n";
+    let out = edit(Agent::ClaudeCode, Some(existing), "doomloop hook claude-code").unwrap();
+    for kept in [
+        "{\n    // the user's comment\n    \"feedbackSurveyId\": 12345678901234567890,\n    \"maxSize\": 1e400,\n    \"dup\": 1, \"dup\": 2,\n    \"hooks\": {\n        \"Stop\": [ { \"hooks\": [ { \"type\": \"command\", \"command\": \"say done\" } ] } ],",
+        "\n    \"z\": [1,2,3]\n}\n",
+    ] {
+        assert!(out.contains(kept), "lost {kept:?} in\n{out}");
+    }
+    assert!(out.ends_with("\"z\": [1,2,3]\n}\n"), "{out}");
+    // Idempotent, byte for byte; and a byte-order mark stays.
+    assert_eq!(
+        edit(Agent::ClaudeCode, Some(&out), "doomloop hook claude-code").unwrap(),
+        out
+    );
+    let bom = edit(Agent::GeminiCli, Some("\u{feff}{\"a\": 1}"), "doomloop hook gemini-cli").unwrap();
+    // (A one-line object that gains a member is laid out over lines.)
+    assert!(bom.starts_with("\u{feff}{") && bom.contains("\"a\": 1,"), "{bom}");
+    // Not JSONC, or `hooks` twice: refused.
+    for bad in [
+        "{'a': 1}",
+        "{a: 1}",
+        "{\"a\": 0x10}",
+        "{ not json",
+        r#"{"hooks":{},"hooks":{}}"#,
+    ] {
+        assert!(edit(Agent::Codex, Some(bad), "x").is_err(), "{bad}");
+    }
 }
 
 #[test]
@@ -349,14 +382,10 @@ fn a_config_warning_is_printed_once_per_session() {
 #[test]
 fn reinstalling_a_command_without_the_word_doomloop_replaces_it() {
     let command = "node /work/pkg/cli.mjs hook claude-code";
-    let once = merge(Agent::ClaudeCode, None, command).unwrap();
-    let twice = merge(Agent::ClaudeCode, Some(&pretty(&once)), command).unwrap();
-    assert_eq!(pretty(&once), pretty(&twice));
-    let hooks = twice.as_object().unwrap().get("hooks").unwrap().as_object().unwrap();
-    let Some(Value::Array(pre)) = hooks.get("PreToolUse") else {
-        panic!()
-    };
-    assert_eq!(pre.len(), 1);
+    let once = edit(Agent::ClaudeCode, None, command).unwrap();
+    let twice = edit(Agent::ClaudeCode, Some(&once), command).unwrap();
+    assert_eq!(once, twice);
+    assert_eq!(event(&parse(&twice).unwrap(), "PreToolUse").len(), 1);
 }
 
 /// A Copilot CLI event in its PascalCase ("VS Code compatible") format, as
@@ -614,8 +643,8 @@ fn copilot_steer_guidance_is_appended_to_the_tool_result() {
 #[test]
 fn copilot_install_writes_its_own_hooks_file_and_keeps_other_entries() {
     let existing = r#"{"version":1,"note":"mine","hooks":{"PreToolUse":[{"type":"command","bash":"audit.sh","timeoutSec":5}],"Stop":[{"type":"command","bash":"notify.sh"}]}}"#;
-    let once = merge(Agent::Copilot, Some(existing), "doomloop hook copilot").unwrap();
-    let twice = merge(Agent::Copilot, Some(&pretty(&once)), "/opt/bin/doomloop hook copilot").unwrap();
+    let once = edit(Agent::Copilot, Some(existing), "doomloop hook copilot").unwrap();
+    let twice = parse(&edit(Agent::Copilot, Some(&once), "/opt/bin/doomloop hook copilot").unwrap()).unwrap();
     let file = twice.as_object().unwrap();
     assert_eq!(file.get("version"), Some(&Value::Number(1.0)));
     assert_eq!(file.get("note").unwrap().as_js_string().unwrap(), "mine");
@@ -645,7 +674,10 @@ fn copilot_install_writes_its_own_hooks_file_and_keeps_other_entries() {
     };
     assert!(doom_loop::json::to_json(&pre[0]).contains("audit.sh"));
     assert!(hooks.get("Stop").is_some());
-    assert!(merge(Agent::Copilot, Some(r#"{"hooks":{"PreToolUse":{}}}"#), "x").is_err());
+    assert!(edit(Agent::Copilot, Some(r#"{"hooks":{"PreToolUse":{}}}"#), "x").is_err());
+    // A new file says its format first.
+    let new = edit(Agent::Copilot, Some(r#"{"hooks":{}}"#), "x").unwrap();
+    assert!(new.starts_with("{\n  \"version\": 1,"), "{new}");
 }
 
 /// The state is bounded in total, not only per tool: a session calling

@@ -213,24 +213,16 @@ fn install_main(args: &InstallArgs, host: &mut dyn Host) -> Result<(), String> {
         Err(e) if e.kind() == ErrorKind::NotFound => None,
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
-    let merged =
-        install::merge(agent, existing.as_deref(), &command).map_err(|e| format!("{}: {e}", path.display()))?;
-    let text = install::pretty(&merged);
+    let text = install::edit(agent, existing.as_deref(), &command).map_err(|e| format!("{}: {e}", path.display()))?;
     if args.print {
         return host.stdout(&text).map_err(|e| e.message);
     }
-    if let Some(dir) = file.parent() {
-        host.create_dir_all(dir, false)
-            .map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    // The file keeps its permissions (a settings file holding an API key
-    // stays owner-only); a new one is owner-only.
-    let mode = match &existing {
-        Some(_) => host.metadata(&file, false).ok().and_then(|m| m.mode),
-        None => None,
+    let note = match install::write(host, &file, existing.as_deref(), &text)? {
+        install::Written::Unchanged => " (already there: nothing changed)".to_string(),
+        install::Written::Created => String::new(),
+        install::Written::Replaced { backup } => format!(" (the previous file is kept as {})", backup.display()),
     };
-    super::store::replace(host, &file, text.as_bytes(), mode.unwrap_or(0o600))?;
-    host.stdout(&format!("{}: runs `{command}`\n", path.display()))
+    host.stdout(&format!("{}: runs `{command}`{note}\n", path.display()))
         .map_err(|e| e.message)?;
     match install::next_step(agent) {
         Some(step) => host.stdout(&format!("{step}\n")).map_err(|e| e.message),

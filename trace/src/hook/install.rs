@@ -26,13 +26,22 @@
 //! repository controls, are never followed out of the project, and nothing
 //! but a regular file is read or written. The new text replaces the file
 //! atomically through a temporary file created exclusively beside it
-//! ([`super::store::replace`]: never through a link planted there).
+//! ([`super::store::replace`]: never through a link planted there), keeps
+//! its permissions, and leaves the previous bytes in `FILE.bak` ([`write`]).
+//!
+//! The edit is made on a concrete syntax tree of the file ([`edit`], with
+//! dprint's `jsonc-parser`, no dependencies of its own): only the
+//! installer's own entries change, every other byte stays — where parsing
+//! into values and writing them back rounded numbers past 2^53 through
+//! f64, turned `1e400` into `null`, collapsed duplicate keys and lost the
+//! layout. Splicing text spans by hand would mean a second JSON(C) scanner
+//! to keep exact; the tree also gives JSONC (comments) for free.
 
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use doom_loop::json::{parse, write_json_string, Object, Value};
-use doom_loop::JsString;
+use jsonc_parser::cst::{CstInputValue, CstNode, CstObject, CstObjectProp, CstRootNode};
+use jsonc_parser::ParseOptions;
 
 use super::event::Agent;
 use crate::host::{FileKind, Host};
@@ -159,6 +168,53 @@ pub fn resolve(host: &mut dyn Host, path: &Path, scope: Scope, cwd: &Path) -> Re
     }
 }
 
+/// What [`write`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Written {
+    /// The file already held the text: not touched (and its backup kept).
+    Unchanged,
+    /// There was no file: a new one, owner-only.
+    Created,
+    /// The file was replaced; its previous bytes are in `backup`.
+    Replaced {
+        /// `FILE.bak`, beside it.
+        backup: PathBuf,
+    },
+}
+
+/// Writes the settings `text` to `file` (from [`resolve`]; `previous`: what
+/// it holds now). The file keeps its permissions (a settings file holding
+/// an API key stays owner-only; a new one is owner-only) and its previous
+/// bytes go to `FILE.bak` beside it, with the same permissions — the
+/// backup written as safely as the file: through an exclusively created
+/// temporary file renamed over the name, so a link planted there is
+/// replaced, never followed.
+///
+/// # Errors
+/// The folder cannot be created or written (nothing is changed then, or
+/// the backup alone is).
+pub fn write(host: &mut dyn Host, file: &Path, previous: Option<&str>, text: &str) -> Result<Written, String> {
+    use super::store::replace;
+    if previous == Some(text) {
+        return Ok(Written::Unchanged);
+    }
+    let Some(previous) = previous else {
+        if let Some(dir) = file.parent() {
+            host.create_dir_all(dir, false)
+                .map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        replace(host, file, text.as_bytes(), 0o600)?;
+        return Ok(Written::Created);
+    };
+    let mode = host.metadata(file, false).ok().and_then(|m| m.mode).unwrap_or(0o600);
+    let mut backup = file.as_os_str().to_owned();
+    backup.push(".bak");
+    let backup = PathBuf::from(backup);
+    replace(host, &backup, previous.as_bytes(), mode)?;
+    replace(host, file, text.as_bytes(), mode)?;
+    Ok(Written::Replaced { backup })
+}
+
 /// What the user must do after the install before the agent runs the hook.
 pub fn next_step(agent: Agent) -> Option<&'static str> {
     match agent {
@@ -172,155 +228,211 @@ pub fn next_step(agent: Agent) -> Option<&'static str> {
     }
 }
 
-fn s(text: &str) -> JsString {
-    JsString::from(text)
+/// What the settings parser accepts: JSON, plus the comments and trailing
+/// commas of JSONC (Gemini CLI's settings allow comments; a file an agent
+/// already reads is kept as it is). Nothing of JSON5 (single quotes, hex,
+/// bare names): a file that is not JSONC is refused, untouched.
+pub fn parse_options() -> ParseOptions {
+    ParseOptions {
+        allow_comments: true,
+        allow_trailing_commas: true,
+        allow_loose_object_property_names: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        allow_bare_decimal_point_numbers: false,
+        allow_non_finite_numbers: false,
+        allow_extended_string_escapes: false,
+    }
 }
 
-fn entry(command: &str, matcher: bool) -> Value {
-    let hook = Value::Object(Object::from_entries(vec![
-        (s("type"), Value::String(s("command"))),
-        (s("command"), Value::String(s(command))),
-    ]));
+/// The entry running `command` for `agent`: `{matcher?, hooks: [{type,
+/// command}]}`, Copilot's `{type, bash}`.
+fn entry(agent: Agent, command: &str, matcher: bool) -> CstInputValue {
+    let text = |t: &str| CstInputValue::String(t.to_string());
+    if agent == Agent::Copilot {
+        return CstInputValue::Object(vec![("type".into(), text("command")), ("bash".into(), text(command))]);
+    }
+    let hook = CstInputValue::Object(vec![
+        ("type".into(), text("command")),
+        ("command".into(), text(command)),
+    ]);
     let mut fields = Vec::new();
     if matcher {
-        fields.push((s("matcher"), Value::String(s("*"))));
+        fields.push(("matcher".into(), text("*")));
     }
-    fields.push((s("hooks"), Value::Array(vec![hook])));
-    Value::Object(Object::from_entries(fields))
+    fields.push(("hooks".into(), CstInputValue::Array(vec![hook])));
+    CstInputValue::Object(fields)
+}
+
+/// The commands of a hook entry (`{hooks: [{command}]}`; Copilot's
+/// `{bash}`), as written.
+fn commands(entry: &CstNode, agent: Agent) -> Vec<String> {
+    let string = |node: Option<CstNode>| node?.as_string_lit()?.decoded_value().ok();
+    if agent == Agent::Copilot {
+        let bash = entry.as_object().and_then(|o| o.get("bash")).and_then(|p| p.value());
+        return string(bash).into_iter().collect();
+    }
+    let Some(hooks) = entry.as_object().and_then(|o| o.array_value("hooks")) else {
+        return Vec::new();
+    };
+    hooks
+        .elements()
+        .iter()
+        .filter_map(|h| string(h.as_object()?.get("command")?.value()))
+        .collect()
 }
 
 /// Whether a hook entry runs a `doomloop hook AGENT` command, or exactly
 /// the `command` being installed (the npm CLI run as `node …/cli.mjs`
 /// writes a command without the word `doomloop`; reinstalling it must
 /// replace it, not add a second hook).
-fn is_ours(entry: &Value, agent: Agent, command: &str) -> bool {
+pub fn is_ours(entry: &CstNode, agent: Agent, command: &str) -> bool {
     let needle = format!("hook {}", agent.as_str());
-    let Some(Value::Array(hooks)) = entry.as_object().and_then(|o| o.get("hooks")) else {
-        return false;
-    };
-    hooks.iter().any(|h| {
-        h.as_object()
-            .and_then(|o| o.get("command"))
-            .and_then(Value::as_js_string)
-            .is_some_and(|c| {
-                let c = c.to_utf8_lossy();
-                c == command || (c.contains("doomloop") && c.contains(&needle))
+    commands(entry, agent)
+        .iter()
+        .any(|c| c == command || (c.contains("doomloop") && c.contains(&needle)))
+}
+
+/// A value's text without its layout: members and elements in order,
+/// leaves (strings, numbers) as written — what tells an entry already
+/// installed from one to replace, however it is indented.
+fn compact(node: &CstNode) -> String {
+    if let Some(object) = node.as_object() {
+        let members: Vec<String> = object
+            .properties()
+            .iter()
+            .map(|p| {
+                let name = p.name().and_then(|n| n.decoded_value().ok()).unwrap_or_default();
+                let value = p.value().map(|v| compact(&v)).unwrap_or_default();
+                format!("{name:?}:{value}")
             })
+            .collect();
+        format!("{{{}}}", members.join(","))
+    } else if let Some(array) = node.as_array() {
+        let elements: Vec<String> = array.elements().iter().map(compact).collect();
+        format!("[{}]", elements.join(","))
+    } else {
+        node.to_string().trim().to_string()
+    }
+}
+
+/// [`compact`] of a value about to be written.
+fn compact_input(value: &CstInputValue) -> String {
+    let root = CstRootNode::parse("[]", &parse_options()).ok();
+    let array = root.as_ref().and_then(CstRootNode::array_value);
+    array.map_or_else(String::new, |array| compact(&array.append(value.clone())))
+}
+
+/// The one property `name` of `object` (`None`: there is none).
+///
+/// # Errors
+/// There are two: an agent reads the last, an editor may show the first;
+/// which to change is not for the install to guess.
+fn only(object: &CstObject, name: &str, what: &str) -> Result<Option<CstObjectProp>, String> {
+    let mut found = object
+        .properties()
+        .into_iter()
+        .filter(|p| p.name().and_then(|n| n.decoded_value().ok()).as_deref() == Some(name));
+    let first = found.next();
+    if found.next().is_some() {
+        return Err(format!("the settings hold {what} twice; not changing them"));
+    }
+    Ok(first)
+}
+
+/// The object or array member `name` of `object`, created when absent or
+/// `null`; `None` when it is something else.
+fn member(object: &CstObject, name: &str, what: &str, array: bool) -> Result<CstNode, String> {
+    let empty = || {
+        if array {
+            CstInputValue::Array(Vec::new())
+        } else {
+            CstInputValue::Object(Vec::new())
+        }
+    };
+    let prop = match only(object, name, what)? {
+        Some(prop) => prop,
+        None => object.append(name, empty()),
+    };
+    if prop.value().is_some_and(|v| v.as_null_keyword().is_some()) {
+        prop.set_value(empty());
+    }
+    let value = prop.value().filter(|v| {
+        if array {
+            v.as_array().is_some()
+        } else {
+            v.as_object().is_some()
+        }
+    });
+    value.ok_or_else(|| {
+        format!(
+            "the settings' {what} is not {}; not changing them",
+            if array { "an array" } else { "an object" }
+        )
     })
 }
 
-/// Merges the hook into the settings `existing` (`None`: no file yet):
-/// every event gets one entry running `command`, replacing an earlier
-/// `doomloop hook AGENT` entry, keeping every other entry and setting.
+/// The settings text `existing` (`None`: no file yet) with the hook merged
+/// in: every event gets one entry running `command`, replacing an earlier
+/// `doomloop hook AGENT` entry (a second one is removed). Only those
+/// entries, and the `hooks` members they need, change: every other byte —
+/// other settings and hooks, comments, key order, duplicate keys elsewhere,
+/// numbers as written (`12345678901234567890`, `1e400`), indentation, a
+/// byte-order mark — is kept as it was (a concrete syntax tree of the file,
+/// jsonc-parser's, edited in place; not a parse and a re-serialisation,
+/// which rounds numbers through f64 and drops the rest).
 ///
 /// # Errors
-/// The existing settings are not a JSON object (or `hooks` is not one).
-pub fn merge(agent: Agent, existing: Option<&str>, command: &str) -> Result<Value, String> {
-    if agent == Agent::Copilot {
-        // Copilot's own file shape (`version`, `bash` commands).
-        return super::copilot::merge(existing, command);
+/// The settings are not JSON (or JSONC), not an object, or their `hooks`
+/// (or one of its events) is not an object (an array), or is there twice:
+/// the message says which, and nothing is to be written.
+pub fn edit(agent: Agent, existing: Option<&str>, command: &str) -> Result<String, String> {
+    let text = existing.unwrap_or("");
+    let (bom, body) = match text.strip_prefix('\u{feff}') {
+        Some(body) => ("\u{feff}", body),
+        None => ("", text),
+    };
+    let root = CstRootNode::parse(body, &parse_options())
+        .map_err(|e| format!("the settings are not JSON ({e}); not changing them"))?;
+    let settings = match root.value() {
+        None => root.object_value_or_set(),
+        Some(value) => value
+            .as_object()
+            .ok_or("the settings are not a JSON object; not changing them")?,
+    };
+    if agent == Agent::Copilot && only(&settings, "version", "`version`")?.is_none() {
+        // Copilot reads a hooks file that says its format, first.
+        settings.insert(0, "version", CstInputValue::Number("1".into()));
     }
-    let events = events(agent)
-        .iter()
-        .map(|&(event, matcher)| (event, entry(command, matcher)));
-    merge_entries(existing, events, |e| is_ours(e, agent, command)).map(Value::Object)
-}
-
-/// The merge every agent's file shares: in the JSON object `existing`
-/// (`None` or blank: none yet), each event's list under `hooks` gets its
-/// new entry in place of the first entry `is_ours` recognises (the others of
-/// ours dropped), or at its end; every other key and entry is kept, in order.
-///
-/// # Errors
-/// `existing` is not a JSON object, or its `hooks` (or an event's list) has
-/// another type: nothing is changed.
-pub fn merge_entries<'a>(
-    existing: Option<&str>,
-    events: impl Iterator<Item = (&'a str, Value)>,
-    is_ours: impl Fn(&Value) -> bool,
-) -> Result<Object, String> {
-    let settings = match existing.map(str::trim) {
-        None | Some("") => Value::Object(Object::new()),
-        Some(text) => parse(text).map_err(|e| format!("the settings are not JSON ({e}); not changing them"))?,
-    };
-    let Value::Object(settings) = settings else {
-        return Err("the settings are not a JSON object; not changing them".into());
-    };
-    let mut hooks = match settings.get("hooks") {
-        None | Some(Value::Null) => Object::new(),
-        Some(Value::Object(hooks)) => hooks.clone(),
-        Some(_) => return Err("the settings' `hooks` is not an object; not changing them".into()),
-    };
-    for (event, new) in events {
-        let mut entries = match hooks.get(event) {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(entries)) => entries.clone(),
-            Some(_) => {
-                return Err(format!(
-                    "the settings' `hooks.{event}` is not an array; not changing them"
-                ))
+    let hooks = member(&settings, "hooks", "`hooks`", false)?;
+    let hooks = hooks.as_object().ok_or("the settings' `hooks` is not an object")?;
+    for &(event, matcher) in events(agent) {
+        let entries = member(&hooks, event, &format!("`hooks.{event}`"), true)?;
+        let entries = entries.as_array().ok_or("not an array")?;
+        let elements = entries.elements();
+        let mut ours = elements.iter().enumerate().filter(|(_, e)| is_ours(e, agent, command));
+        let new = entry(agent, command, matcher);
+        match ours.next() {
+            None => {
+                entries.append(new);
             }
-        };
-        match entries.iter().position(&is_ours) {
-            Some(i) => {
-                entries[i] = new;
-                let mut first = true;
-                entries.retain(|e| !is_ours(e) || std::mem::replace(&mut first, false));
+            Some((_, first)) if ours.clone().next().is_none() && compact(first) == compact_input(&new) => {
+                // Already there, alone: left as it is laid out.
             }
-            None => entries.push(new),
+            Some((index, first)) => {
+                let stale: Vec<CstNode> = std::iter::once(first).chain(ours.map(|(_, e)| e)).cloned().collect();
+                // Inserted where the first one was, then the old ones
+                // removed (the tree's `replace_with` misplaces indentation).
+                entries.insert(index, new);
+                stale.into_iter().for_each(CstNode::remove);
+            }
         }
-        hooks.insert(s(event), Value::Array(entries));
     }
-    let mut out: Vec<(JsString, Value)> = settings.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    match out.iter_mut().find(|(k, _)| *k == "hooks") {
-        Some(slot) => slot.1 = Value::Object(hooks),
-        None => out.push((s("hooks"), Value::Object(hooks))),
-    }
-    Ok(Object::from_entries(out))
-}
-
-/// JSON with two-space indentation (settings files are read by people).
-pub fn pretty(value: &Value) -> String {
-    let mut out = String::new();
-    write_pretty(value, 0, &mut out);
-    out.push('\n');
-    out
-}
-
-fn write_pretty(value: &Value, depth: usize, out: &mut String) {
-    let indent = |out: &mut String, depth: usize| {
+    let mut out = format!("{bom}{root}");
+    if !out.ends_with('\n') && body.trim().is_empty() {
         out.push('\n');
-        for _ in 0..depth {
-            out.push_str("  ");
-        }
-    };
-    match value {
-        Value::Array(items) if !items.is_empty() => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                indent(out, depth + 1);
-                write_pretty(item, depth + 1, out);
-            }
-            indent(out, depth);
-            out.push(']');
-        }
-        Value::Object(object) if !object.is_empty() => {
-            out.push('{');
-            for (i, (key, item)) in object.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                indent(out, depth + 1);
-                write_json_string(key, out);
-                out.push_str(": ");
-                write_pretty(item, depth + 1, out);
-            }
-            indent(out, depth);
-            out.push('}');
-        }
-        other => out.push_str(&doom_loop::json::to_json(other)),
     }
+    Ok(out)
 }

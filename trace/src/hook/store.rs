@@ -223,14 +223,39 @@ fn write_temp(host: &mut dyn Host, file: &Path, bytes: &[u8], mode: u32) -> std:
     Err(taken.unwrap_or_else(|| ErrorKind::AlreadyExists.into()))
 }
 
-/// Creates the state directory (owner-only where permissions exist).
+/// Creates the state directory (owner-only where permissions exist), or
+/// checks the one found there: it must be this user's and writable by no
+/// one else. A directory others can write is refused even with the sticky
+/// bit (`/tmp`'s 1777): the sticky bit stops them removing the hook's
+/// files, not creating the names it will use next (a session's state or
+/// lock file, read and trusted by the next call).
 ///
 /// # Errors
-/// It cannot be created.
+/// It cannot be created, or is not one to use (the message says why).
 pub fn ensure_dir(host: &mut dyn Host, dir: &Path) -> Result<(), String> {
-    if host.is_dir(dir) {
-        return Ok(());
+    if !host.is_dir(dir) {
+        host.create_dir_all(dir, true)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    host.create_dir_all(dir, true)
-        .map_err(|e| format!("cannot create {}: {e}", dir.display()))
+    // Checked after creating too: a directory someone made first, between
+    // the look and the creation, is found here.
+    let meta = host
+        .metadata(dir, true)
+        .map_err(|e| format!("cannot use {}: {e}", dir.display()))?;
+    if let (Some(owner), Some(me)) = (meta.uid, host.uid()) {
+        if owner != me {
+            return Err(format!(
+                "the state directory {} belongs to another user (uid {owner}); not using it",
+                dir.display()
+            ));
+        }
+    }
+    match meta.mode {
+        Some(mode) if mode & 0o022 != 0 => Err(format!(
+            "the state directory {} can be written by other users (mode {:o}); not using it (chmod 700 it, or choose another)",
+            dir.display(),
+            mode & 0o7777
+        )),
+        _ => Ok(()),
+    }
 }
