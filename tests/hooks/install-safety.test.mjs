@@ -31,7 +31,8 @@ function scratch() {
 
 function run(cli, where, args, input) {
   const [cmd, ...pre] = CLIS[cli];
-  const env = { ...process.env, HOME: where.home };
+  // DOOMLOOP_WASM: the npm bin runs the wasm CLI even where a native package is installed.
+  const env = { ...process.env, HOME: where.home, DOOMLOOP_WASM: '1' };
   for (const name of ['CODEX_HOME', 'DOOMLOOP_STATE_DIR', 'XDG_STATE_HOME']) delete env[name];
   return spawnSync(cmd, [...pre, ...args], { cwd: where.project, env, input, encoding: 'utf8', timeout: 20_000 });
 }
