@@ -19,7 +19,10 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const npx = join(root, 'pkg/cli.mjs');
 const CLIS = { native: [doomloop], npx: [process.execPath, npx] };
 const skip = existsSync(doomloop) && existsSync(npx) ? false : `needs ${doomloop} and ${npx} (cargo build --release; make build)`;
-const AGENTS = [['claude-code', '.claude', 'settings.json'], ['gemini-cli', '.gemini', 'settings.json'], ['codex', '.codex', 'hooks.json']];
+const AGENTS = [
+  ['claude-code', '.claude', 'settings.json'], ['gemini-cli', '.gemini', 'settings.json'], ['codex', '.codex', 'hooks.json'],
+  ['copilot', '.github/hooks', 'doom-loop.json'],
+];
 
 /** A scratch folder with `home/` and `project/`. */
 function scratch() {
@@ -43,9 +46,9 @@ for (const cli of Object.keys(CLIS)) {
     for (const [agent, dir, file] of AGENTS) {
       const w = scratch();
       writeFileSync(join(w.home, '.bashrc'), '# the victim\n');
-      mkdirSync(join(w.project, dir));
+      mkdirSync(join(w.project, dir), { recursive: true });
       writeFileSync(join(w.project, dir, file), '{"a": "$(touch PWNED)"}');
-      symlinkSync('../../home/.bashrc', join(w.project, dir, `${file}.tmp`));
+      symlinkSync(join(w.home, '.bashrc'), join(w.project, dir, `${file}.tmp`));
       const r = install(cli, w, agent, '--project');
       assert.equal(r.status, 0, `${agent}: ${r.stderr}`);
       assert.equal(readFileSync(join(w.home, '.bashrc'), 'utf8'), '# the victim\n', agent);
@@ -59,14 +62,15 @@ for (const cli of Object.keys(CLIS)) {
     for (const [agent, dir, file] of AGENTS) {
       const w = scratch();
       writeFileSync(join(w.home, 'victim.json'), '{}');
-      mkdirSync(join(w.project, dir));
+      mkdirSync(join(w.project, dir), { recursive: true });
       symlinkSync(join(w.home, 'victim.json'), join(w.project, dir, file));
       const r = install(cli, w, agent, '--project');
       assert.equal(r.status, 2, agent);
       assert.match(r.stderr, /leads out of the project/);
       assert.equal(readFileSync(join(w.home, 'victim.json'), 'utf8'), '{}');
       const v = scratch();
-      mkdirSync(join(v.home, dir));
+      mkdirSync(join(v.home, dir), { recursive: true });
+      mkdirSync(join(v.project, dir, '..'), { recursive: true });
       symlinkSync(join(v.home, dir), join(v.project, dir));
       const s = install(cli, v, agent, '--project');
       assert.equal(s.status, 2, agent);

@@ -11,10 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-const AGENTS: [(&str, &str, &str); 3] = [
+const AGENTS: [(&str, &str, &str); 4] = [
     ("claude-code", ".claude", "settings.json"),
     ("gemini-cli", ".gemini", "settings.json"),
     ("codex", ".codex", "hooks.json"),
+    ("copilot", ".github/hooks", "doom-loop.json"),
 ];
 
 /// A scratch folder, removed when dropped.
@@ -96,7 +97,7 @@ fn a_project_install_never_writes_through_a_link_planted_at_a_temporary_name() {
         fs::write(&settings, r#"{"a": "$(touch PWNED)"}"#).unwrap();
         fs::set_permissions(&settings, fs::Permissions::from_mode(0o640)).unwrap();
         // The fixed name earlier versions wrote, and a dangling link too.
-        symlink("../../home/.bashrc", settings.with_file_name(format!("{file}.tmp"))).unwrap();
+        symlink(&victim, settings.with_file_name(format!("{file}.tmp"))).unwrap();
         let out = install(&scratch, agent, "--project");
         assert!(out.status.success(), "{agent}: {}", stderr(&out));
         assert_eq!(fs::read_to_string(&victim).unwrap(), "# the victim\n", "{agent}");
@@ -124,7 +125,9 @@ fn a_project_settings_file_or_folder_linking_out_of_the_project_is_refused() {
         let scratch = Scratch::new();
         let outside = scratch.home().join(dir);
         fs::create_dir_all(&outside).unwrap();
-        symlink(&outside, scratch.project().join(dir)).unwrap();
+        let inside = scratch.project().join(dir);
+        fs::create_dir_all(inside.parent().unwrap()).unwrap();
+        symlink(&outside, &inside).unwrap();
         let out = install(&scratch, agent, "--project");
         assert_eq!(out.status.code(), Some(2), "{agent}");
         assert!(stderr(&out).contains("leads out of the project"), "{}", stderr(&out));
