@@ -22,7 +22,11 @@
 //   `js no-run` / `ts no-run` blocks are type-checked but not run (each is
 //   named in the report); rust blocks are the doc tests' (cargo test;
 //   tests/readme_examples.rs checks their page is included); json blocks
-//   must parse (jsonl: every line); sh, console, text and the other
+//   must parse (jsonl: every line); toml blocks are doomloop config files,
+//   read by the package's own CLI (`node PKG/cli.mjs hook config`, the
+//   parser the hook runs) from a scratch project: a block it rejects
+//   fails with its error line (`toml other` is another program's file,
+//   shown only); sh, console, text and the other
 //   illustrations are shown, not run. A bare fence or an unknown language
 //   is a failure: nothing is skipped silently.
 //
@@ -84,7 +88,8 @@ function collect(files, dir) {
       const { kind, run, problem } = classify(block);
       const label = `${relative(root, file)}:${block.line - 1}`;
       if (kind !== 'js' && kind !== 'ts') {
-        others.push({ ...block, kind, file, label, problems: problem ? [`${label}: ${problem}`] : checkData(kind, block, label) });
+        const problems = problem ? [`${label}: ${problem}`] : kind === 'toml' ? checkConfig(block, file, dir) : checkData(kind, block, label);
+        others.push({ ...block, kind, file, label, problems });
         continue;
       }
       const name = `${relative(root, file).replace(/\W/g, '_')}_L${block.line}`;
@@ -109,6 +114,23 @@ function checkData(kind, block, label) {
     }
   }
   return problems;
+}
+
+/**
+ * A toml block as a project's .doomloop.toml, through the package's CLI
+ * (`hook config`: the hook's own parser and checks), in a scratch HOME so
+ * no user file joins in.
+ */
+function checkConfig(block, file, dir) {
+  const project = join(dir, 'toml', `${relative(root, file).replace(/\W/g, '_')}_L${block.line}`);
+  mkdirSync(project, { recursive: true });
+  writeFileSync(join(project, '.doomloop.toml'), `${block.code}\n`);
+  const env = { PATH: process.env.PATH, HOME: project };
+  const r = spawnSync(process.execPath, [join(dir, 'node_modules/doom-loop-wasm/cli.mjs'), 'hook', 'config', '--cwd', project], { env, encoding: 'utf8' });
+  if (r.status === 0) return [];
+  // The CLI names the scratch file and the line in the block: point at the page's line.
+  const at = /\.doomloop\.toml:(\d+): (.*)/.exec(r.stderr);
+  return [at ? `${relative(root, file)}:${block.line + Number(at[1]) - 1}: ${at[2]}` : `${relative(root, file)}:${block.line}: ${r.stderr.trim() || `exit ${r.status}`}`];
 }
 
 /** tsc --strict over every block, once per module resolution; problems are attached to their block. */
@@ -225,17 +247,19 @@ async function main() {
       console.log(`ok   ${block.label} (${block.kind}: tsc --strict ${MODES.map((m) => m.resolution).join(', ')}; ${ran})`);
     } else if (block.kind === 'json' || block.kind === 'jsonl') {
       console.log(`ok   ${block.label} (${block.kind}: parses)`);
+    } else if (block.kind === 'toml') {
+      console.log(`ok   ${block.label} (toml: a valid doomloop config file)`);
     }
   }
   const shown = {};
-  for (const block of others) if (block.problems.length === 0 && block.kind !== 'json' && block.kind !== 'jsonl') shown[block.lang] = (shown[block.lang] ?? 0) + 1;
+  for (const block of others) if (block.problems.length === 0 && block.kind !== 'json' && block.kind !== 'jsonl' && block.kind !== 'toml') shown[block.lang] = (shown[block.lang] ?? 0) + 1;
   const rust = shown.rust ?? 0;
   delete shown.rust;
   const notRun = blocks.filter((b) => !b.run).length;
   console.log(
     `${files.length} files; rust (doc tests, run by cargo test): ${rust}; shown, not run: ${Object.entries(shown).map(([lang, n]) => `${n} ${lang}`).join(', ') || 'none'}; js/ts type-checked only (no-run): ${notRun}`,
   );
-  const checked = blocks.length + others.filter((b) => b.kind === 'json' || b.kind === 'jsonl' || b.problems.length > 0).length;
+  const checked = blocks.length + others.filter((b) => b.kind === 'json' || b.kind === 'jsonl' || b.kind === 'toml' || b.problems.length > 0).length;
   console.log(`${checked - failed} passed, ${failed} failed`);
   process.exitCode = failed === 0 ? 0 : 1;
 }

@@ -31,6 +31,8 @@ test('every block says what it is: bare fences and unknown languages fail, no-ru
   assert.deepEqual(of('text'), { kind: 'illustration', run: false });
   assert.deepEqual(of('json'), { kind: 'json', run: false });
   assert.deepEqual(of('rust'), { kind: 'rust', run: false });
+  assert.deepEqual(of('toml'), { kind: 'toml', run: false });
+  assert.deepEqual(of('toml other'), { kind: 'illustration', run: false });
   assert.equal(of('').kind, 'error');
   assert.match(of('').problem, /without an info string/);
   assert.match(of('jsx').problem, /unknown code block language `jsx`/);

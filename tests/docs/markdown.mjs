@@ -34,6 +34,7 @@ export function kindOf(lang) {
   if (lang === 'rust') return 'rust';
   if (lang === 'json') return 'json';
   if (['jsonl', 'ndjson'].includes(lang)) return 'jsonl';
+  if (lang === 'toml') return 'toml';
   if (ILLUSTRATIONS.includes(lang)) return 'illustration';
   return 'other';
 }
@@ -45,7 +46,7 @@ export function kindOf(lang) {
  * would be compiled as Rust by rustdoc in a doc-tested page, and checked as
  * nothing here.
  */
-export const ILLUSTRATIONS = ['sh', 'bash', 'shell', 'console', 'text', 'toml', 'yaml', 'yml', 'diff', 'html', 'jsonc'];
+export const ILLUSTRATIONS = ['sh', 'bash', 'shell', 'console', 'text', 'yaml', 'yml', 'diff', 'html', 'jsonc'];
 
 /**
  * How a block is checked, from its info string: `js` / `ts` blocks are
@@ -62,9 +63,12 @@ export function classify(block) {
     return { kind: 'error', run: false, problem: 'a code block without an info string: say what it is (```text for output, ```sh for commands, ```js / ```ts to run it, …)' };
   }
   if (kind === 'other') {
-    return { kind: 'error', run: false, problem: `unknown code block language \`${block.lang}\`: use one of js, ts, rust, json, jsonl, ${ILLUSTRATIONS.join(', ')}` };
+    return { kind: 'error', run: false, problem: `unknown code block language \`${block.lang}\`: use one of js, ts, rust, json, jsonl, toml, ${ILLUSTRATIONS.join(', ')}` };
   }
   if ((kind === 'js' || kind === 'ts') && flags.includes('no-run')) return { kind, run: false };
+  // A toml block is a doomloop config file, checked as one; `toml other`
+  // (another program's file) is shown only.
+  if (kind === 'toml' && flags.includes('other')) return { kind: 'illustration', run: false };
   return { kind, run: kind === 'js' || kind === 'ts' };
 }
 

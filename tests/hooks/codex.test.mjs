@@ -130,9 +130,9 @@ test('install codex: merges ~/.codex/hooks.json (CODEX_HOME) or .codex/hooks.jso
   // --project writes the current directory's .codex/hooks.json; --print only prints.
   const project = join(base, 'project');
   mkdirSync(project);
-  const printed = install(['--project', '--print', '--option', 'true'], project);
+  const printed = install(['--project', '--print', '--state-dir', '/var/doomloop'], project);
   assert.equal(printed.status, 0, printed.stderr);
-  assert.match(JSON.parse(printed.stdout).hooks.PreToolUse[0].hooks[0].command, /doomloop hook codex --option true$/);
+  assert.match(JSON.parse(printed.stdout).hooks.PreToolUse[0].hooks[0].command, /doomloop hook codex --state-dir \/var\/doomloop$/);
   assert.ok(!existsSync(join(project, '.codex')));
   assert.equal(install(['--project'], project).status, 0);
   assert.ok(existsSync(join(project, '.codex', 'hooks.json')));

@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, readFileSync, existsSync, readdirSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -121,4 +121,40 @@ test('npx doomloop hook copilot denies the third identical failing call and ends
   const npm = run('npx');
   assert.deepEqual(npm.answers, native.answers);
   assert.equal(npm.state, native.state);
+});
+
+test('npx doomloop hook reads the same config files as the native hook: the project file over the user file, an MCP loop key, a malformed file', { skip }, () => {
+  const base = fresh();
+  const home = join(base, 'home');
+  const project = join(base, 'project');
+  mkdirSync(join(home, '.config/doomloop'), { recursive: true });
+  mkdirSync(join(project, 'src'), { recursive: true });
+  // The user's file turns the guard off; the project's turns the reference ladder on and keys the MCP tool.
+  writeFileSync(join(home, '.config/doomloop/config.toml'), 'option = false\n');
+  writeFileSync(join(project, '.doomloop.toml'), 'option = true\n[loop_keys]\n"mcp__github__get_issue" = ["owner", "repo", "issue_number"]\n');
+  const event = (name, id, extra) => JSON.stringify({ session_id: 'cfg', cwd: join(project, 'src'), hook_event_name: name, tool_use_id: id, ...extra });
+  const call = (i) => ({ tool_name: 'mcp__github__get_issue', tool_input: { owner: 'o', repo: 'r', issue_number: 7, request_id: `req-${i}` } });
+  const run = (cli, input) => {
+    const [cmd, ...pre_] = CLIS[cli];
+    const r = spawnSync(cmd, [...pre_, 'hook', 'claude-code', '--state-dir', join(base, `state-${cli}`)], { input, encoding: 'utf8', env: { ...process.env, HOME: home, XDG_CONFIG_HOME: '', DOOMLOOP_CONFIG: '' } });
+    assert.equal(r.status, 0, `${cli}: ${r.stderr}`);
+    return r;
+  };
+  for (const cli of ['native', 'npx']) {
+    const answers = [];
+    for (let i = 1; i <= 3; i++) {
+      answers.push(answer(run(cli, event('PreToolUse', `m${i}`, call(i)))));
+      assert.equal(run(cli, event('PostToolBatch', `m${i}`, { tool_calls: [{ ...call(i), tool_use_id: `m${i}`, tool_response: 'not found' }] })).stderr, '');
+    }
+    // Three calls differing only in request_id are one call: the third is refused.
+    assert.deepEqual(answers, ['allow', 'allow', 'deny'], cli);
+  }
+  writeFileSync(join(project, '.doomloop.toml'), 'option = true\n[loop_keys]\n"mcp__github__get_issue" = "owner"\n');
+  const lines = ['native', 'npx'].map((cli) => {
+    const r = run(cli, event('PreToolUse', 'm9', call(9)));
+    assert.equal(r.stdout, '', cli);
+    return r.stderr;
+  });
+  assert.match(lines[0], /^doomloop hook: .*\/project\/\.doomloop\.toml:3: key `loop_keys\.mcp__github__get_issue`: .*allowing the call\n$/);
+  assert.equal(lines[1], lines[0]);
 });

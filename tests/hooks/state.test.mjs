@@ -148,11 +148,17 @@ test('hook install merges into existing settings, keeps other hooks, and is idem
   for (const ev of ['PostToolUseFailure', 'PostToolBatch', 'UserPromptSubmit']) assert.equal(settings.hooks[ev].length, 1, ev);
   // Gemini CLI: a project's settings file, created.
   const project = fresh();
-  const g = spawnSync(doomloop, ['hook', 'install', 'gemini-cli', '--project', '--option', '{"outcomes":true}'], { cwd: project, encoding: 'utf8' });
+  // The option goes in the config file now, never into the command line.
+  const withOption = spawnSync(doomloop, ['hook', 'install', 'gemini-cli', '--project', '--option', '{"outcomes":true}'], { cwd: project, encoding: 'utf8' });
+  assert.equal(withOption.status, 2);
+  assert.match(withOption.stderr, /no longer writes --option .*config\.toml/);
+  assert.ok(!existsSync(join(project, '.gemini')));
+  const g = spawnSync(doomloop, ['hook', 'install', 'gemini-cli', '--project'], { cwd: project, encoding: 'utf8' });
   assert.equal(g.status, 0, g.stderr);
+  assert.match(g.stdout, /settings .* go in .*config\.toml/);
   const gs = JSON.parse(readFileSync(join(project, '.gemini/settings.json'), 'utf8'));
   assert.deepEqual(Object.keys(gs.hooks), ['BeforeTool', 'AfterTool', 'BeforeModel', 'BeforeAgent']);
-  assert.match(gs.hooks.BeforeTool[0].hooks[0].command, /doomloop hook gemini-cli --option '\{"outcomes":true\}'$/);
+  assert.match(gs.hooks.BeforeTool[0].hooks[0].command, /doomloop hook gemini-cli$/);
   // Settings that are not JSON are left alone.
   writeFileSync(join(home, '.claude/settings.json'), '{ not json');
   const r = install();

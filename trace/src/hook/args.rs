@@ -27,6 +27,22 @@ pub enum HookCommand {
     Copilot(RunArgs),
     /// Print or merge the settings entry that makes an agent run the hook
     Install(InstallArgs),
+    /// Print the guard's effective settings (option, exempt tools, loop keys) and the config files they came from
+    Config(ConfigArgs),
+}
+
+/// `doomloop hook config`.
+#[derive(Args, Debug)]
+pub struct ConfigArgs {
+    /// With this agent's built-in shell-tool loop key
+    #[arg(value_enum)]
+    pub agent: Option<AgentName>,
+    /// Look the project's .doomloop.toml up from DIR (default: the current directory)
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// How the hook runs.
@@ -68,12 +84,15 @@ pub struct InstallArgs {
     /// Print the merged settings instead of writing them
     #[arg(long)]
     pub print: bool,
-    /// The command the agent runs (default: this binary's path, then `hook AGENT` and the options below)
+    /// The command the agent runs (default: this binary's path, then `hook AGENT` and --state-dir)
     #[arg(long, value_name = "COMMAND")]
     pub command: Option<String>,
-    #[command(flatten)]
-    /// Options written into the command
-    pub run: RunArgs,
+    /// The state directory, written into the command
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// Not written into commands any more: the option goes in the config file
+    #[arg(long = "option", value_name = "JSON", allow_hyphen_values = true, hide = true)]
+    pub option: Option<String>,
 }
 
 fn quote(word: &str) -> String {
@@ -95,20 +114,27 @@ pub fn program_command(program: &[String]) -> String {
 }
 
 /// The hook command written into the settings: `program` (the words that
-/// run this CLI), then `hook AGENT` and the options.
-pub fn hook_command(agent: Agent, program: &[String], run: &RunArgs) -> String {
+/// run this CLI), then `hook AGENT` and `--state-dir`. The option, loop
+/// keys and exempt tools live in the config file (hook/config.rs), where a
+/// change needs no reinstall; a `--option` in an existing install still works.
+pub fn hook_command(agent: Agent, program: &[String], state_dir: Option<&Path>) -> String {
     let mut words = vec![program_command(program)];
     words.push("hook".to_string());
     words.push(agent.as_str().to_string());
-    if let Some(dir) = &run.state_dir {
+    if let Some(dir) = state_dir {
         words.push("--state-dir".into());
         words.push(quote(&dir.display().to_string()));
     }
-    if let Some(option) = &run.option {
-        words.push("--option".into());
-        words.push(quote(option));
-    }
     words.join(" ")
+}
+
+/// Where the user's config file is (for install's messages).
+fn config_hint(host: &mut dyn Host) -> String {
+    let user = super::config::user_file(host).map_or_else(
+        || "~/.config/doomloop/config.toml".to_string(),
+        |(path, _)| path.display().to_string(),
+    );
+    format!("{user} (or a project's {})", super::config::PROJECT_FILE)
 }
 
 /// Runs `doomloop hook …`. The hook itself always succeeds (an agent reads
@@ -124,6 +150,7 @@ pub fn main(command: HookCommand, host: &mut dyn Host) -> Result<(), String> {
         HookCommand::Codex(args) => hook(Agent::Codex, &args, host),
         HookCommand::Copilot(args) => hook(Agent::Copilot, &args, host),
         HookCommand::Install(args) => return install_main(&args, host),
+        HookCommand::Config(args) => return config_main(&args, host),
     }
     Ok(())
 }
@@ -168,15 +195,44 @@ fn hook(agent: Agent, args: &RunArgs, host: &mut dyn Host) {
     let _ = host.stdout(&stdout).and_then(|()| host.flush());
 }
 
-fn install_main(args: &InstallArgs, host: &mut dyn Host) -> Result<(), String> {
-    let agent = match args.agent {
-        AgentName::ClaudeCode => Agent::ClaudeCode,
-        AgentName::GeminiCli => Agent::GeminiCli,
-        AgentName::Codex => Agent::Codex,
-        AgentName::Copilot => Agent::Copilot,
+impl AgentName {
+    fn agent(self) -> Agent {
+        match self {
+            AgentName::ClaudeCode => Agent::ClaudeCode,
+            AgentName::GeminiCli => Agent::GeminiCli,
+            AgentName::Codex => Agent::Codex,
+            AgentName::Copilot => Agent::Copilot,
+        }
+    }
+}
+
+fn config_main(args: &ConfigArgs, host: &mut dyn Host) -> Result<(), String> {
+    let dir = match &args.cwd {
+        Some(dir) if dir.is_absolute() => dir.clone(),
+        other => {
+            let cwd = host
+                .current_dir()
+                .map_err(|e| format!("cannot tell the current directory: {e}"))?;
+            other.as_ref().map_or(cwd.clone(), |d| cwd.join(d))
+        }
     };
-    if let Some(text) = &args.run.option {
-        crate::cli::read_json(text, "--option")?;
+    let settings = super::config::load(host, Some(&dir), None)?;
+    let agent = args.agent.map(AgentName::agent);
+    let text = if args.json {
+        super::config::describe_json(&settings, agent)
+    } else {
+        super::config::describe(&settings, agent, &dir)
+    };
+    host.stdout(&text).map_err(|e| e.message)
+}
+
+fn install_main(args: &InstallArgs, host: &mut dyn Host) -> Result<(), String> {
+    let agent = args.agent.agent();
+    if args.option.is_some() {
+        return Err(format!(
+            "hook install no longer writes --option into the hook command: put `option = ...` in {} (docs/coding-agents.md, \"The config file\")",
+            config_hint(host)
+        ));
     }
     let command = match &args.command {
         Some(command) => command.clone(),
@@ -184,7 +240,7 @@ fn install_main(args: &InstallArgs, host: &mut dyn Host) -> Result<(), String> {
             let program = host
                 .program()
                 .map_err(|e| format!("cannot tell this binary's path ({e}); pass --command"))?;
-            hook_command(agent, &program, &args.run)
+            hook_command(agent, &program, args.state_dir.as_deref())
         }
     };
     let scope = if args.project { Scope::Project } else { Scope::User };
@@ -222,8 +278,12 @@ fn install_main(args: &InstallArgs, host: &mut dyn Host) -> Result<(), String> {
         install::Written::Created => String::new(),
         install::Written::Replaced { backup } => format!(" (the previous file is kept as {})", backup.display()),
     };
-    host.stdout(&format!("{}: runs `{command}`{note}\n", path.display()))
-        .map_err(|e| e.message)?;
+    let settings = config_hint(host);
+    host.stdout(&format!(
+        "{}: runs `{command}`{note}\nThe guard's settings (option, loop keys, exempt tools) go in {settings}: `doomloop hook config` shows them\n",
+        path.display()
+    ))
+    .map_err(|e| e.message)?;
     match install::next_step(agent) {
         Some(step) => host.stdout(&format!("{step}\n")).map_err(|e| e.message),
         None => Ok(()),

@@ -21,6 +21,7 @@
 //! response's calls with one time ([`Event::batch`]).
 
 pub mod args;
+pub mod config;
 pub mod copilot;
 pub mod event;
 pub mod install;
@@ -36,6 +37,7 @@ use doom_loop::config::recommended_doom_loop_option;
 use doom_loop::json::{parse, to_json, write_json_string, Object, Value};
 use doom_loop::{canonicalize, JsString};
 
+pub use config::Effective;
 pub use event::{parse_event, Agent, Event, Kind};
 
 use engine::{Call, Decision, Engine};
@@ -674,6 +676,8 @@ pub struct Incoming {
     pub event: Event,
     /// Its `hook_event_name`, as sent.
     pub name: String,
+    /// The agent's working directory (`cwd`), where the project's config file is looked up.
+    pub cwd: Option<String>,
 }
 
 /// Reads the event bytes an agent sent.
@@ -685,12 +689,17 @@ pub fn read_event(agent: Agent, input: &[u8]) -> Result<Incoming, String> {
     let value = parse(text).map_err(|e| format!("the event on stdin is not JSON ({e})"))?;
     // Stored as the next call can read it back (see `Event::storable`).
     let event = parse_event(agent, &value)?.storable();
-    let name = match (agent, value.as_object()) {
+    let object = value.as_object();
+    let name = match (agent, object) {
         // Copilot's camelCase payloads name no event: the one its fields make.
         (Agent::Copilot, Some(object)) => copilot::event_name(object),
         (_, object) => string(object.and_then(|o| o.get("hook_event_name"))).unwrap_or_default(),
     };
-    Ok(Incoming { event, name })
+    Ok(Incoming {
+        event,
+        name,
+        cwd: string(object.and_then(|o| o.get("cwd"))).filter(|cwd| !cwd.is_empty()),
+    })
 }
 
 /// What one event does to a session's state, without touching a file.
@@ -706,11 +715,19 @@ pub struct Step {
 
 /// Decides one event against a session's state file text (`None`: no file
 /// yet; text that is not a state of this version starts over, with a
-/// warning) under `option`.
+/// warning) under `option` and the hook's built-in loop keys.
 ///
 /// # Errors
 /// The option is invalid (nothing was decided; the caller allows the call).
 pub fn step(agent: Agent, incoming: &Incoming, state: Option<&str>, option: &Value) -> Result<Step, String> {
+    step_with(agent, incoming, state, &Effective::with_option(option.clone()))
+}
+
+/// [`step`] under the settings of the config files ([`config::load`]).
+///
+/// # Errors
+/// The option is invalid (nothing was decided; the caller allows the call).
+pub fn step_with(agent: Agent, incoming: &Incoming, state: Option<&str>, settings: &Effective) -> Result<Step, String> {
     let mut warnings = Vec::new();
     let mut state = match state {
         None => HookState::default(),
@@ -722,8 +739,8 @@ pub fn step(agent: Agent, incoming: &Incoming, state: Option<&str>, option: &Val
     let mut context = Context {
         agent,
         batch: incoming.event.batch.clone(),
-        option,
-        loop_keys: default_loop_keys(agent),
+        option: &settings.option,
+        loop_keys: settings.loop_keys(agent),
         warnings: Vec::new(),
     };
     let reply = match &incoming.event.kind {
@@ -787,20 +804,18 @@ fn answer(
         warnings.push(format!("the {other} event is not one this hook answers; allowing"));
         return Ok(String::new());
     }
-    let default;
-    let option = match &options.option {
-        Some(option) => option,
-        None => {
-            default = default_option();
-            &default
-        }
-    };
+    let cwd = incoming.cwd.as_deref().map(std::path::Path::new);
+    let settings = config::load(host, cwd, options.option.as_ref())?;
+    if settings.is_off() {
+        // `option = false`: the user turned the guard off.
+        return Ok(String::new());
+    }
     let dir = store::state_dir(host, options.state_dir.as_deref())?;
     store::ensure_dir(host, &dir)?;
     let file = store::session_file(&dir, agent, &incoming.event.session_id);
     store::locked(host, &file, |host| {
         let text = store::read(host, &file)?;
-        let step = step(agent, &incoming, text.as_deref(), option)?;
+        let step = step_with(agent, &incoming, text.as_deref(), &settings)?;
         warnings.extend(
             step.warnings
                 .into_iter()
