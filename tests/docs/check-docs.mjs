@@ -126,8 +126,11 @@ function checkConfig(block, file, dir) {
   mkdirSync(project, { recursive: true });
   writeFileSync(join(project, '.doomloop.toml'), `${block.code}\n`);
   const env = { PATH: process.env.PATH, HOME: project };
-  const r = spawnSync(process.execPath, [join(dir, 'node_modules/doom-loop-wasm/cli.mjs'), 'hook', 'config', '--cwd', project], { env, encoding: 'utf8' });
-  if (r.status === 0) return [];
+  const r = spawnSync(process.execPath, [join(dir, 'node_modules/doom-loop-wasm/cli.mjs'), 'hook', 'config', '--json', '--cwd', project], { env, encoding: 'utf8' });
+  if (r.status === 0) {
+    const read = JSON.parse(r.stdout).projectFile;
+    return read === join(project, '.doomloop.toml') ? [] : [`${relative(root, file)}:${block.line}: the CLI did not read the block (it read ${read})`];
+  }
   // The CLI names the scratch file and the line in the block: point at the page's line.
   const at = /\.doomloop\.toml:(\d+): (.*)/.exec(r.stderr);
   return [at ? `${relative(root, file)}:${block.line + Number(at[1]) - 1}: ${at[2]}` : `${relative(root, file)}:${block.line}: ${r.stderr.trim() || `exit ${r.status}`}`];

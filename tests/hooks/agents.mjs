@@ -22,7 +22,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, writeFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startAnthropicServer } from './anthropic-server.mjs';
 import { startGeminiServer } from './gemini-server.mjs';
@@ -58,6 +58,19 @@ export function install(agent, dirs, extraArgs = [], base = null) {
   const env = { ...process.env, HOME: dirs.home, CODEX_HOME: join(dirs.home, '.codex') };
   const r = spawnSync(doomloop, ['hook', 'install', agent, '--user', '--command', command], { env, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`hook install failed: ${r.stderr}`);
+  return file;
+}
+
+/**
+ * Claude Code settings written by hand, as its docs show: the hook command
+ * on `events` only (matcher `*`), no installer involved.
+ */
+export function writeHooks(dirs, events, hookArgs = []) {
+  const command = `${doomloop} hook claude-code --state-dir ${dirs.state} ${hookArgs.join(' ')}`.trim();
+  const hooks = Object.fromEntries(events.map((event) => [event, [{ matcher: '*', hooks: [{ type: 'command', command }] }]]));
+  const file = join(dirs.home, '.claude', 'settings.json');
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, JSON.stringify({ hooks }));
   return file;
 }
 

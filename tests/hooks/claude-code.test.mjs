@@ -4,7 +4,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { runClaude, claudeBin, doomloop, stateFiles } from './agents.mjs';
+import { spawnSync } from 'node:child_process';
+import { runClaude, claudeBin, doomloop, stateFiles, writeHooks } from './agents.mjs';
 import { lastToolResults } from './anthropic-server.mjs';
 
 const skip = !existsSync(claudeBin) ? `no ${claudeBin} (npm ci)` : !existsSync(doomloop) ? `no ${doomloop} (cargo build --release)` : false;
@@ -43,6 +44,32 @@ describe('Claude Code', { concurrency: 3 }, () => {
     assert.equal(run.result?.terminal_reason, 'hook_stopped', run.stdout);
     const [file] = stateFiles(run.dirs);
     assert.match(file.state.halted, /invoked in 6 consecutive rounds/);
+  });
+
+  test('with hooks written by hand (PreToolUse and PostToolUse only, no PostToolBatch) the identical failing command is still refused at the third call and stopped at the sixth, the user is told once, and hook log lists it', { skip }, async () => {
+    const run = await runClaude(() => ({ calls: [bash('cat missing.txt')] }), {
+      stream: true,
+      setup: (dirs) => ({ args: ['--settings', writeHooks(dirs, ['PreToolUse', 'PostToolUse'], ['--option', 'true'])] }),
+    });
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.requests.length, 6);
+    const seen = answers(run).slice(1).map((results) => results[0]?.text ?? '');
+    assert.match(seen[0], /No such file or directory/);
+    assert.match(seen[1], /No such file or directory/);
+    for (const [i, streak] of [[2, '3'], [3, '4'], [4, '5']]) {
+      assert.equal(seen[i].match(REFUSED)?.[1], streak, `call ${i + 1}: ${seen[i]}`);
+    }
+    assert.equal(run.result?.terminal_reason, 'hook_stopped', run.stdout);
+    const [file] = stateFiles(run.dirs);
+    assert.equal(file.state.roundEndMissing, true);
+    // Claude Code shows the hook's systemMessage to the user, once.
+    const told = run.events.filter((e) => e.type === 'system' && /hooks lack the PostToolBatch event.*doomloop hook install claude-code/.test(e.content ?? ''));
+    assert.equal(told.length, 1, run.stdout);
+    const log = spawnSync(doomloop, ['hook', 'log', '--state-dir', run.dirs.state], { encoding: 'utf8' });
+    assert.equal(log.status, 0, log.stderr);
+    assert.match(log.stdout, /note: this claude-code session's hooks lack the PostToolBatch event/);
+    assert.deepEqual(log.stdout.match(/ (observe|block|stop) +Bash cat missing\.txt/g).map((l) => l.trim().split(/ +/)[0]), ['observe', 'block', 'block', 'block', 'stop']);
+    assert.match(log.stdout, /stop +Bash cat missing\.txt\n +Doom loop suspected: tool "Bash" was invoked in 6 consecutive rounds/);
   });
 
   test('paging through a file with the same command completes (the outcome changes every page)', { skip }, async () => {

@@ -121,9 +121,9 @@ test('install copilot: writes ~/.copilot/hooks/doom-loop.json ($COPILOT_HOME/hoo
   // --project writes the repository's .github/hooks/doom-loop.json; --print only prints.
   const project = join(base, 'project');
   mkdirSync(project);
-  const printed = install(['--project', '--print', '--option', 'true'], { cwd: project });
+  const printed = install(['--project', '--print', '--state-dir', '/var/doomloop'], { cwd: project });
   assert.equal(printed.status, 0, printed.stderr);
-  assert.match(JSON.parse(printed.stdout).hooks.PreToolUse[0].bash, /doomloop hook copilot --option true$/);
+  assert.match(JSON.parse(printed.stdout).hooks.PreToolUse[0].bash, /doomloop hook copilot --state-dir \/var\/doomloop$/);
   assert.ok(!existsSync(join(project, '.github')));
   const written = install(['--project'], { cwd: project });
   assert.equal(written.status, 0, written.stderr);

@@ -44,13 +44,17 @@ test('native and npx processes taking turns on one session keep one state: the s
   const interleaved = loop(mixed, 's', turns, (turn, event) => ((turn + event) % 2 ? 'npx' : 'native'));
   assert.deepEqual(interleaved, native);
   assert.equal(interleaved.at(-1), 'stop', interleaved.join(' '));
-  assert.equal(readFileSync(join(mixed, 'claude-code-s.json'), 'utf8'), readFileSync(join(alone, 'claude-code-s.json'), 'utf8'));
+  // The same file but for the wall-clock times it records for `hook log`.
+  const timeless = (dir) => readFileSync(join(dir, 'claude-code-s.json'), 'utf8').replace(/"(at|lastEvent)":\d+/g, '"$1":0');
+  assert.equal(timeless(mixed), timeless(alone));
   assert.deepEqual(readdirSync(mixed).sort(), ['claude-code-s.json']);
 });
 
 test('parallel native and npx hook processes of one message share the lock and lose no call', { skip }, async () => {
   const dir = fresh();
   const ids = Array.from({ length: 8 }, (_, i) => `p${i}`);
+  // As installed (UserPromptSubmit beside PostToolBatch): one round, not inferred ones.
+  hook('native', dir, JSON.stringify({ session_id: 'par', hook_event_name: 'UserPromptSubmit', prompt: 'go' }));
   await Promise.all(ids.map((id, i) => new Promise((resolve) => {
     const [cmd, ...pre_] = CLIS[i % 2 ? 'npx' : 'native'];
     const child = spawn(cmd, [...pre_, 'hook', 'claude-code', '--state-dir', dir], { stdio: ['pipe', 'ignore', 'inherit'] });
@@ -120,7 +124,9 @@ test('npx doomloop hook copilot denies the third identical failing call and ends
   assert.deepEqual(native.answers, ['allow', 'allow', 'deny', 'deny', 'deny', 'interrupt']);
   const npm = run('npx');
   assert.deepEqual(npm.answers, native.answers);
-  assert.equal(npm.state, native.state);
+  // The same state but for the wall-clock times it records for `hook log`.
+  const timeless = (state) => state.replace(/"(at|lastEvent)":\d+/g, '"$1":0');
+  assert.equal(timeless(npm.state), timeless(native.state));
 });
 
 test('npx doomloop hook reads the same config files as the native hook: the project file over the user file, an MCP loop key, a malformed file', { skip }, () => {
@@ -157,4 +163,27 @@ test('npx doomloop hook reads the same config files as the native hook: the proj
   });
   assert.match(lines[0], /^doomloop hook: .*\/project\/\.doomloop\.toml:3: key `loop_keys\.mcp__github__get_issue`: .*allowing the call\n$/);
   assert.equal(lines[1], lines[0]);
+});
+
+test('npx doomloop hook log lists what the guard did in the loop scenario, as the native CLI does from the same state', { skip }, () => {
+  const dir = fresh();
+  // Under the default option: refused from the third call, stopped at the twelfth.
+  const answers = loop(dir, 'logged', 12, () => 'npx');
+  assert.deepEqual(answers.slice(0, 3), ['allow', 'allow', 'deny']);
+  assert.equal(answers[11], 'stop');
+  const log = (cli, args) => {
+    const [cmd, ...pre_] = CLIS[cli];
+    const r = spawnSync(cmd, [...pre_, 'hook', 'log', '--state-dir', dir, ...args], { encoding: 'utf8' });
+    assert.equal(r.status, 0, `${cli}: ${r.stderr}`);
+    return r.stdout;
+  };
+  const text = log('npx', []);
+  assert.equal(log('native', []), text);
+  assert.match(text, /^claude-code session logged \(last event /);
+  assert.match(text, / block +Bash cat missing\.txt\n +Doom loop suspected: tool "Bash" was invoked in 3 consecutive rounds/);
+  const json = JSON.parse(log('npx', ['claude-code', '--session', 'logged', '--json']));
+  assert.deepEqual(JSON.parse(log('native', ['claude-code', '--session', 'logged', '--json'])), json);
+  const rungs = json.sessions[0].interventions.map((i) => i.rung);
+  assert.deepEqual(rungs, ['observe', ...Array(9).fill('block'), 'stop']);
+  assert.match(json.sessions[0].interventions.at(-1).text, /invoked in 12 consecutive rounds/);
 });

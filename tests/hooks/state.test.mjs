@@ -117,6 +117,8 @@ test('a hook process killed mid-write leaves a state file that still loads', { s
 test('parallel hook processes of one message lose no call', { skip }, async () => {
   const dir = fresh();
   const ids = Array.from({ length: 8 }, (_, i) => `p${i}`);
+  // As installed (UserPromptSubmit beside PostToolBatch): one round, not inferred ones.
+  hook(dir, JSON.stringify({ session_id: 'par', hook_event_name: 'UserPromptSubmit', prompt: 'go' }));
   await Promise.all(ids.map((id) => new Promise((resolve) => {
     const child = spawn(doomloop, ['hook', 'claude-code', '--state-dir', dir], { stdio: ['pipe', 'ignore', 'inherit'] });
     child.stdin.end(pre('par', id, `echo ${id}`));

@@ -140,6 +140,9 @@ fn a_reworded_description_is_the_same_shell_command() {
 #[test]
 fn parallel_identical_calls_of_one_message_count_once() {
     let mut session = Session::new(Agent::ClaudeCode);
+    // As installed: UserPromptSubmit beside PostToolBatch (the first round
+    // ends before the first PostToolBatch arrives).
+    session.send(r#"{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"go"}"#);
     assert_eq!(session.send(&pre("a", "cat x", "d")), "");
     assert_eq!(session.send(&pre("b", "cat x", "d")), "");
     session.send(&batch(&["a", "b"], "no such file"));
@@ -802,4 +805,109 @@ fn a_call_nested_as_deep_as_the_hook_accepts_is_stored_and_read_back() {
         );
         state = Some(step.state);
     }
+}
+
+fn system_message(answer: &str) -> Option<String> {
+    let value = parse(answer.trim()).ok()?;
+    Some(value.as_object()?.get("systemMessage")?.as_js_string()?.to_string())
+}
+
+/// Settings written by hand from Claude Code's docs: `PreToolUse` and
+/// `PostToolUse` only. A failing command fires `PostToolUseFailure`, not
+/// registered, so the hook sees nothing but the calls.
+#[test]
+fn without_the_round_end_event_each_call_is_a_round_and_an_identical_failing_command_is_refused_and_stopped() {
+    for option in [
+        "true",
+        "{\"outcomes\":true,\"novelty\":true,\"repetition\":true,\"ladder\":{\"stop\":6}}",
+    ] {
+        let mut session = Session::with_option(Agent::ClaudeCode, option);
+        let answers: Vec<String> = (1..=6)
+            .map(|i| session.send(&pre(&format!("t{i}"), "cat missing.txt", "show it")))
+            .collect();
+        assert_eq!(answers[0], "", "{option}");
+        // Told once, at the second call (Claude Code's PostToolBatch would have come by then).
+        let notices: Vec<Option<String>> = answers.iter().map(|a| system_message(a)).collect();
+        assert!(
+            notices[1]
+                .as_deref()
+                .is_some_and(|m| m.contains("PostToolBatch") && m.contains("doomloop hook install claude-code")),
+            "{option}: {notices:?}"
+        );
+        assert!(
+            notices.iter().enumerate().all(|(i, n)| (i == 1) == n.is_some()),
+            "{option}: {notices:?}"
+        );
+        assert!(!answers[1].contains("permissionDecision"), "{option}: {}", answers[1]);
+        for answer in &answers[2..5] {
+            assert_eq!(decision(answer).as_deref(), Some("deny"), "{option}: {answer}");
+        }
+        assert!(answers[5].contains("\"continue\":false"), "{option}: {}", answers[5]);
+    }
+}
+
+#[test]
+fn the_first_post_tool_batch_ends_inference_and_a_user_turn_after_calls_without_one_proves_it_missing() {
+    // Installed (UserPromptSubmit, PostToolBatch): nothing inferred, nothing said.
+    let mut session = Session::with_option(Agent::ClaudeCode, "true");
+    session.send(r#"{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"go"}"#);
+    for i in 1..=2 {
+        let id = format!("t{i}");
+        assert_eq!(session.send(&pre(&id, "cat x", "d")), "");
+        session.send(&batch(&[&id], "no such file"));
+    }
+    assert!(!session.state.as_deref().unwrap().contains("\"roundEndMissing\":true"));
+
+    // UserPromptSubmit without PostToolBatch: one round until the next
+    // prompt shows none came; then told, and each call is a round.
+    let mut session = Session::with_option(Agent::ClaudeCode, "true");
+    let prompt = r#"{"session_id":"s","hook_event_name":"UserPromptSubmit","prompt":"go"}"#;
+    session.send(prompt);
+    for i in 1..=3 {
+        assert_eq!(
+            session.send(&pre(&format!("a{i}"), "cat x", "d")),
+            "",
+            "one round: counts once"
+        );
+    }
+    assert!(system_message(&session.send(prompt)).is_some_and(|m| m.contains("PostToolBatch")));
+    let answers: Vec<String> = (1..=3)
+        .map(|i| session.send(&pre(&format!("b{i}"), "cat x", "d")))
+        .collect();
+    // The streak goes on from the first turn's round: 2, 3, 4.
+    assert_eq!(answers[0], "");
+    assert_eq!(decision(&answers[1]).as_deref(), Some("deny"));
+    assert!(
+        answers.iter().all(|a| system_message(a).is_none()),
+        "told once: {answers:?}"
+    );
+}
+
+#[test]
+fn gemini_cli_without_before_model_is_told_on_stderr_at_the_first_call_and_refuses_the_third() {
+    let before = r#"{"session_id":"g","hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"cat x"}}"#;
+    let after = r#"{"session_id":"g","hook_event_name":"AfterTool","tool_name":"run_shell_command","tool_input":{"command":"cat x"},"tool_response":{"llmContent":"no such file","error":"exit 1"}}"#;
+    let option = parse("true").unwrap();
+    let mut state: Option<String> = None;
+    let mut send = |event: &str| {
+        let incoming = read_event(Agent::GeminiCli, event.as_bytes()).unwrap();
+        let step = step(Agent::GeminiCli, &incoming, state.as_deref(), &option).unwrap();
+        state = Some(step.state);
+        (step.stdout, step.warnings)
+    };
+    let mut told = Vec::new();
+    let mut answers = Vec::new();
+    for _ in 0..3 {
+        let (answer, warnings) = send(before);
+        answers.push(answer);
+        told.extend(warnings);
+        told.extend(send(after).1);
+    }
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert!(
+        told[0].contains("BeforeModel") && told[0].contains("doomloop hook install gemini-cli"),
+        "{told:?}"
+    );
+    assert_eq!(&answers[..2], ["", ""]);
+    assert!(answers[2].starts_with(r#"{"decision":"deny""#), "{}", answers[2]);
 }

@@ -29,6 +29,25 @@ pub enum HookCommand {
     Install(InstallArgs),
     /// Print the guard's effective settings (option, exempt tools, loop keys) and the config files they came from
     Config(ConfigArgs),
+    /// List what the guard did in the latest sessions (or one): each call it observed, steered, refused or stopped, with the verdict text and when
+    Log(LogArgs),
+}
+
+/// `doomloop hook log`.
+#[derive(Args, Debug)]
+pub struct LogArgs {
+    /// Only this agent's sessions
+    #[arg(value_enum)]
+    pub agent: Option<AgentName>,
+    /// The session with this id (as the agent sent it; default: the latest sessions)
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// Where the per-session state files live (default: as the hook's)
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
 }
 
 /// `doomloop hook config`.
@@ -151,6 +170,7 @@ pub fn main(command: HookCommand, host: &mut dyn Host) -> Result<(), String> {
         HookCommand::Copilot(args) => hook(Agent::Copilot, &args, host),
         HookCommand::Install(args) => return install_main(&args, host),
         HookCommand::Config(args) => return config_main(&args, host),
+        HookCommand::Log(args) => return log_main(&args, host),
     }
     Ok(())
 }
@@ -208,7 +228,8 @@ impl AgentName {
 
 fn config_main(args: &ConfigArgs, host: &mut dyn Host) -> Result<(), String> {
     let dir = match &args.cwd {
-        Some(dir) if dir.is_absolute() => dir.clone(),
+        // `has_root`: in wasm `is_absolute` is false for every path.
+        Some(dir) if dir.has_root() => dir.clone(),
         other => {
             let cwd = host
                 .current_dir()
@@ -222,6 +243,21 @@ fn config_main(args: &ConfigArgs, host: &mut dyn Host) -> Result<(), String> {
         super::config::describe_json(&settings, agent)
     } else {
         super::config::describe(&settings, agent, &dir)
+    };
+    host.stdout(&text).map_err(|e| e.message)
+}
+
+fn log_main(args: &LogArgs, host: &mut dyn Host) -> Result<(), String> {
+    let dir = super::store::state_dir(host, args.state_dir.as_deref())?;
+    let agent = args.agent.map(AgentName::agent);
+    let sessions = super::log::sessions(host, &dir, agent, args.session.as_deref())?;
+    if let (Some(id), true) = (&args.session, sessions.is_empty()) {
+        return Err(format!("no hook state of session {id} in {}", dir.display()));
+    }
+    let text = if args.json {
+        super::log::render_json(&sessions)
+    } else {
+        super::log::render_text(&sessions)
     };
     host.stdout(&text).map_err(|e| e.message)
 }

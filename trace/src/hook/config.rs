@@ -207,8 +207,10 @@ pub fn load(host: &mut dyn Host, cwd: Option<&Path>, command_line: Option<&Value
         }
         effective.user_file = Some(file);
     }
+    // `has_root`, not `is_absolute`: in wasm (the npm CLI) std knows no
+    // platform and calls no path absolute.
     let dir = match cwd {
-        Some(dir) if dir.is_absolute() => Some(dir.to_path_buf()),
+        Some(dir) if dir.has_root() => Some(dir.to_path_buf()),
         _ => host.current_dir().ok(),
     };
     if let Some(file) = dir.and_then(|dir| project_file(host, &dir)) {

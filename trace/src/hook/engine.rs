@@ -28,6 +28,8 @@ pub struct Decision {
     pub refuse: bool,
     /// The text the model reads instead of the result, when refused.
     pub message: Option<String>,
+    /// The rung the call's verdict reached (`observe` … `stop`), and its text.
+    pub verdict: Option<(&'static str, String)>,
 }
 
 /// What the agents' hooks can do: refuse a call, stop the session, add
@@ -84,6 +86,9 @@ impl Engine {
             .map(|d| Decision {
                 refuse: d.action == CallAction::Refuse,
                 message: d.message.map(|m| m.to_utf8_lossy().into_owned()),
+                verdict: d
+                    .verdict
+                    .map(|v| (v.action.as_str(), v.message.to_utf8_lossy().into_owned())),
             })
             .collect()
     }

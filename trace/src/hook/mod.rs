@@ -25,6 +25,7 @@ pub mod config;
 pub mod copilot;
 pub mod event;
 pub mod install;
+pub mod log;
 pub mod store;
 
 mod engine;
@@ -137,6 +138,20 @@ struct HookState {
     /// Copilot: the tools its `permissionRequest` hook was seen for
     /// (lowercased), where a stop can end the session.
     asked: Vec<String>,
+    /// The session id as the agent sent it (for `hook log`).
+    session: Option<String>,
+    /// The wall clock at the last event (ms; for `hook log` only).
+    last_event_ms: u64,
+    /// What the guard did, the latest [`log::MAX_ENTRIES`].
+    log: Vec<log::Entry>,
+    /// The agent sent an event that ends a round (`PostToolBatch`,
+    /// `BeforeModel`, `PreModelRequest`) in this session.
+    round_end_seen: bool,
+    /// The agent sent a user-turn event in this session.
+    user_turn_seen: bool,
+    /// The settings lack the round-end event: rounds are inferred (the user
+    /// was told once).
+    round_end_missing: bool,
 }
 
 fn s(text: &str) -> JsString {
@@ -163,6 +178,12 @@ impl Default for HookState {
             halted: None,
             warned: Vec::new(),
             asked: Vec::new(),
+            session: None,
+            last_event_ms: 0,
+            log: Vec::new(),
+            round_end_seen: false,
+            user_turn_seen: false,
+            round_end_missing: false,
         }
     }
 }
@@ -211,6 +232,16 @@ impl HookState {
                 "halted",
                 self.halted.as_deref().map_or(Value::Null, |h| Value::String(s(h))),
             ),
+            (
+                "session",
+                self.session.as_deref().map_or(Value::Null, |id| Value::String(s(id))),
+            ),
+            #[allow(clippy::cast_precision_loss)]
+            ("lastEvent", Value::Number(self.last_event_ms as f64)),
+            ("log", Value::Array(self.log.iter().map(log::Entry::to_value).collect())),
+            ("roundEndSeen", Value::Bool(self.round_end_seen)),
+            ("userTurnSeen", Value::Bool(self.user_turn_seen)),
+            ("roundEndMissing", Value::Bool(self.round_end_missing)),
         ];
         if !self.asked.is_empty() {
             let asked = self.asked.iter().map(|t| Value::String(s(t))).collect();
@@ -255,7 +286,21 @@ impl HookState {
                 _ => Vec::new(),
             },
         });
+        // Fields a state file written before them lacks read as their defaults.
+        let flag = |key: &str| matches!(object.get(key), Some(Value::Bool(true)));
         Ok(HookState {
+            session: string(object.get("session")),
+            last_event_ms: log::millis(object.get("lastEvent")).unwrap_or(0),
+            log: match object.get("log") {
+                Some(Value::Array(items)) => {
+                    let entries: Vec<log::Entry> = items.iter().filter_map(log::Entry::from_value).collect();
+                    entries[entries.len().saturating_sub(log::MAX_ENTRIES)..].to_vec()
+                }
+                _ => Vec::new(),
+            },
+            round_end_seen: flag("roundEndSeen"),
+            user_turn_seen: flag("userTurnSeen"),
+            round_end_missing: flag("roundEndMissing"),
             base: object.get("base").cloned().unwrap_or(Value::Null),
             round,
             halted: string(object.get("halted")),
@@ -328,6 +373,10 @@ struct Context<'a> {
     option: &'a Value,
     loop_keys: Object,
     warnings: Vec<String>,
+    /// The wall clock at the event (for the log only).
+    now_ms: u64,
+    /// Said to the user once per session (the missing round-end event).
+    notice: Option<String>,
 }
 
 impl Context<'_> {
@@ -357,14 +406,66 @@ impl Context<'_> {
         Ok(())
     }
 
+    /// Whether rounds are inferred: the agent's settings lack the event
+    /// that ends a round, so without it every call would join one endless
+    /// round and nothing would ever repeat. Gemini CLI and Codex send theirs
+    /// before every model request, the first one too: none before a call
+    /// means none is installed. Claude Code sends `PostToolBatch` only after
+    /// a round; its installs register it beside `UserPromptSubmit`, so a
+    /// session that sent a user turn is trusted to send it, until a user
+    /// turn arrives after calls without one.
+    /// (Copilot has no such event: its rounds are always inferred, by
+    /// [`Context::same_response`].)
+    fn inferring(&self, state: &HookState) -> bool {
+        self.agent != Agent::Copilot
+            && !state.round_end_seen
+            && (self.agent != Agent::ClaudeCode || !state.user_turn_seen || state.round_end_missing)
+    }
+
     /// Whether a call joins the current round: the agent has not said it
-    /// ended. (An agent whose settings lack the round-end event would make
-    /// one round of every call: [`MAX_ROUND_CALLS`] bounds that.)
-    fn joins(state: &HookState) -> bool {
-        state
-            .round
-            .as_ref()
-            .is_some_and(|round| !round.closed && round.calls.len() < MAX_ROUND_CALLS)
+    /// ended ([`MAX_ROUND_CALLS`] bounds a round). When rounds are inferred
+    /// each call is a round of its own (a call re-sent with its id stays in
+    /// its round): identical parallel calls then count twice, and the result
+    /// of a call that arrives after the next call started is not seen.
+    fn joins(&self, state: &HookState, id: &str) -> bool {
+        state.round.as_ref().is_some_and(|round| {
+            !round.closed
+                && round.calls.len() < MAX_ROUND_CALLS
+                && (!self.inferring(state) || round.calls.iter().any(|c| c.id == id && self.agent != Agent::GeminiCli))
+        })
+    }
+
+    /// The agent's settings lack the round-end event: say so, once per session.
+    fn round_end_missing(&mut self, state: &mut HookState) {
+        if !state.round_end_missing {
+            state.round_end_missing = true;
+            self.notice = Some(log::round_end_notice(self.agent));
+        }
+    }
+
+    /// Records an intervention.
+    fn note(&self, state: &mut HookState, tool: &str, input: &Value, rung: &str, text: &str) {
+        log::push(&mut state.log, log::Entry::new(self.now_ms, tool, input, rung, text));
+    }
+
+    /// Records an intervention reached at a result: for the call `at` of
+    /// the round, else its last call that returned (or its last call).
+    fn note_round(&self, state: &mut HookState, at: Option<usize>, rung: &str, text: &str) {
+        let call = state.round.as_ref().and_then(|r| match at {
+            Some(i) => r.calls.get(i),
+            None => r.calls.iter().rev().find(|c| c.output.is_some()).or(r.calls.last()),
+        });
+        let (tool, input) = call.map_or((String::new(), Value::Null), |c| (c.tool.clone(), c.input.clone()));
+        self.note(state, &tool, &input, rung, text);
+    }
+
+    /// The session halts (first reached now, for the call `at` of the round).
+    fn halt(&self, state: &mut HookState, message: String, at: Option<usize>) -> Reply {
+        if state.halted.is_none() {
+            self.note_round(state, at, "stop", &message);
+        }
+        state.halted = Some(message.clone());
+        Reply::Halt(message)
     }
 
     /// Copilot says nowhere where a response's calls end: a call is of the
@@ -404,14 +505,21 @@ impl Context<'_> {
         tool: &str,
         input: &Value,
     ) -> Result<Reply, String> {
-        if let Some(message) = &state.halted {
-            return Ok(Reply::Halt(message.clone()));
+        if let Some(message) = state.halted.clone() {
+            // Stopped: every call is refused until the user's next prompt.
+            self.note(state, tool, input, "stop", &message);
+            return Ok(Reply::Halt(message));
         }
         let id = match id {
             Some(id) => id.to_string(),
             None => format!("call-{}", state.round.as_ref().map_or(0, |r| r.calls.len())),
         };
-        if !Self::joins(state) || (self.agent == Agent::Copilot && !self.same_response(state)) {
+        if self.inferring(state) && (self.agent != Agent::ClaudeCode || state.round.is_some()) {
+            // Gemini CLI and Codex send the round-end event before the
+            // first call; Claude Code's would have come by the second round.
+            self.round_end_missing(state);
+        }
+        if !self.joins(state, &id) || (self.agent == Agent::Copilot && !self.same_response(state)) {
             self.fold(state)?;
             state.round = Some(Round {
                 batch: self.batch.clone(),
@@ -419,6 +527,7 @@ impl Context<'_> {
             });
         }
         let round = state.round.as_mut().ok_or("no round")?;
+        let mut new_call = false;
         let index = match round
             .calls
             .iter()
@@ -440,20 +549,33 @@ impl Context<'_> {
                     failed: false,
                     refused: false,
                 });
+                new_call = true;
                 round.calls.len() - 1
             }
         };
         let (engine, decisions) = self.replay_round(state)?;
         let reply = if let Some(halt) = engine.halt() {
             let message = halt.message.to_utf8_lossy().into_owned();
-            state.halted = Some(message.clone());
-            Reply::Halt(message)
+            self.halt(state, message, Some(index))
         } else {
-            match decisions.get(index) {
+            let decision = decisions.get(index);
+            // Observe is recorded here; steer where its guidance is delivered.
+            if let Some((rung, text)) = decision.and_then(|d| d.verdict.as_ref()) {
+                if new_call && *rung == "observe" && !decision.is_some_and(|d| d.refuse) {
+                    self.note(state, tool, input, rung, text);
+                }
+            }
+            match decision {
                 Some(Decision {
                     refuse: true,
                     message: Some(message),
-                }) => Reply::Refuse(message.clone()),
+                    ..
+                }) => {
+                    if new_call {
+                        self.note(state, tool, input, "block", message);
+                    }
+                    Reply::Refuse(message.clone())
+                }
                 _ => Reply::Allow,
             }
         };
@@ -490,13 +612,12 @@ impl Context<'_> {
         }
         call.output = Some(output.clone());
         call.failed = failed;
-        if self.agent == Agent::ClaudeCode {
+        if self.agent == Agent::ClaudeCode && !self.inferring(state) {
             // Guidance goes with PostToolBatch, once the whole message resolved.
             let (engine, _) = self.replay_round(state)?;
             if let Some(halt) = engine.halt() {
                 let message = halt.message.to_utf8_lossy().into_owned();
-                state.halted = Some(message.clone());
-                return Ok(Reply::Halt(message));
+                return Ok(self.halt(state, message, None));
             }
             return Ok(Reply::Allow);
         }
@@ -527,8 +648,7 @@ impl Context<'_> {
         let (mut engine, _) = self.replay_round(state)?;
         if let Some(halt) = engine.halt() {
             let message = halt.message.to_utf8_lossy().into_owned();
-            state.halted = Some(message.clone());
-            return Ok(Reply::Halt(message));
+            return Ok(self.halt(state, message, None));
         }
         if let Some(message) = &state.halted {
             return Ok(Reply::Halt(message.clone()));
@@ -537,6 +657,7 @@ impl Context<'_> {
         match engine.take_guidance() {
             Some(guidance) if !round.guided => {
                 round.guided = true;
+                self.note_round(state, None, "steer", &guidance);
                 Ok(Reply::Guide(guidance))
             }
             _ => Ok(Reply::Allow),
@@ -544,6 +665,14 @@ impl Context<'_> {
     }
 
     fn user_turn(&mut self, state: &mut HookState) -> Result<Reply, String> {
+        if self.agent == Agent::ClaudeCode
+            && !state.round_end_seen
+            && state.round.as_ref().is_some_and(|r| !r.calls.is_empty())
+        {
+            // A turn with calls went by without PostToolBatch: it is not installed.
+            self.round_end_missing(state);
+        }
+        state.user_turn_seen = true;
         self.fold(state)?;
         let (mut engine, _) = self.replay_base(state)?;
         engine.on_user_turn();
@@ -676,6 +805,8 @@ pub struct Incoming {
     pub event: Event,
     /// Its `hook_event_name`, as sent.
     pub name: String,
+    /// When it arrived (ms since the Unix epoch; 0: not known), for the log only.
+    pub at_ms: u64,
     /// The agent's working directory (`cwd`), where the project's config file is looked up.
     pub cwd: Option<String>,
 }
@@ -698,6 +829,7 @@ pub fn read_event(agent: Agent, input: &[u8]) -> Result<Incoming, String> {
     Ok(Incoming {
         event,
         name,
+        at_ms: 0,
         cwd: string(object.and_then(|o| o.get("cwd"))).filter(|cwd| !cwd.is_empty()),
     })
 }
@@ -742,7 +874,15 @@ pub fn step_with(agent: Agent, incoming: &Incoming, state: Option<&str>, setting
         option: &settings.option,
         loop_keys: settings.loop_keys(agent),
         warnings: Vec::new(),
+        now_ms: incoming.at_ms,
+        notice: None,
     };
+    state.session = Some(incoming.event.session_id.clone());
+    state.last_event_ms = state.last_event_ms.max(incoming.at_ms);
+    if matches!(incoming.event.kind, Kind::ModelRequest | Kind::Batch { .. }) {
+        state.round_end_seen = true;
+        state.round_end_missing = false;
+    }
     let reply = match &incoming.event.kind {
         Kind::SessionStart | Kind::Other(_) => Ok(Reply::Allow),
         Kind::UserTurn => context.user_turn(&mut state),
@@ -784,11 +924,30 @@ pub fn step_with(agent: Agent, incoming: &Incoming, state: Option<&str>, setting
         }
     }
     let reply = reply?;
+    let mut stdout = render(agent, &incoming.name, &reply);
+    if let Some(notice) = context.notice {
+        match agent {
+            // Claude Code shows a hook's `systemMessage` to the user.
+            Agent::ClaudeCode => stdout = with_system_message(&stdout, &format!("doomloop: {notice}")),
+            Agent::GeminiCli | Agent::Codex | Agent::Copilot => warnings.push(notice),
+        }
+    }
     Ok(Step {
-        stdout: render(agent, &incoming.name, &reply),
+        stdout,
         state: to_json(&state.to_value(agent)),
         warnings,
     })
+}
+
+/// A Claude Code hook output with `systemMessage` added (the output alone
+/// when it was empty).
+fn with_system_message(stdout: &str, message: &str) -> String {
+    let mut field = String::new();
+    push_field(&mut field, "systemMessage", message);
+    match stdout.trim_end().strip_prefix('{') {
+        Some("}") | None => format!("{{{field}}}\n"),
+        Some(rest) => format!("{{{field},{rest}\n"),
+    }
 }
 
 fn answer(
@@ -798,7 +957,8 @@ fn answer(
     options: &HookOptions,
     warnings: &mut Vec<String>,
 ) -> Result<String, String> {
-    let incoming = read_event(agent, input)?;
+    let mut incoming = read_event(agent, input)?;
+    incoming.at_ms = host.now_ms();
     if let Kind::Other(other) = &incoming.event.kind {
         // The installer registers none of these: a settings entry to fix.
         warnings.push(format!("the {other} event is not one this hook answers; allowing"));
