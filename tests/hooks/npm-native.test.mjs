@@ -11,7 +11,7 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { doomloop, root } from './agents.mjs';
@@ -70,6 +70,19 @@ test('npm_native_bin_runs_the_platform_binary: --version names it, which prints 
   const binary = join(modules, `doom-loop-wasm-${host}`, 'bin', 'doomloop');
   assert.equal(realpathSync(bin(prefix, ['which']).stdout.trim()), realpathSync(binary));
   assert.deepEqual(hookLoop(prefix).answers.slice(0, 3), ['allow', 'allow', 'deny']);
+});
+
+test('npm_native_found_by_the_plugins_launcher: sh doomloop-hook runs this install\'s platform binary itself, with no node on PATH', { skip }, () => {
+  // PATH: the prefix's bin and only the tools the launcher may start — no
+  // node, so the npm bin (a Node script) could not answer: the answers
+  // below come from the platform binary the launcher found beside it.
+  const tools = mkdtempSync(join(work, 'tools-'));
+  for (const tool of ['readlink', 'uname', 'mkdir']) symlinkSync(['/usr/bin', '/bin'].map((d) => join(d, tool)).find(existsSync), join(tools, tool));
+  const env = { PATH: `${join(prefix, 'bin')}:${tools}`, HOME: mkdtempSync(join(work, 'home-')), DOOMLOOP_STATE_DIR: mkdtempSync(join(work, 'state-')) };
+  assert.notEqual(spawnSync(join(prefix, 'bin/doomloop'), ['--version'], { env }).status, 0, 'the npm bin needs node');
+  const launcher = join(root, 'plugins/launcher/doomloop-hook');
+  const answers = failingLoop((turn, event, input) => spawnSync('/bin/sh', [launcher, 'claude-code'], { input, env, encoding: 'utf8' }), 's', 3);
+  assert.deepEqual(answers, ['allow', 'allow', 'deny']);
 });
 
 test('npm_native_hook_install_writes_the_binary_path: no Node start per tool call', { skip }, () => {
