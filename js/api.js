@@ -27,9 +27,10 @@ export const DEFAULT_DOOM_LOOP_LADDER = Object.freeze({
 
 export const DEFAULT_MAX_ESCALATIONS = 2;
 
-// The recommended opt-in option (issues #9, #17): outcome- and novelty-aware
-// streaks (an identical call whose result keeps changing, or that repeats while
-// the run does something new, is progress), in-response repetition, and the
+// The recommended opt-in option (issues #9, #17): outcome-, novelty- and
+// effect-aware streaks (an identical call whose result keeps changing, or that
+// repeats while the run does something new, or after a new write by a tool
+// declared 'write', is progress), in-response repetition, and the
 // reference's ladder with `stop` at 12 instead of 6 (no successful recorded run
 // is ended). Measured on recorded agent runs (docs/measured.md). The Rust
 // crate's RECOMMENDED_DOOM_LOOP_OPTION (src/config.rs) is the same object: the
@@ -40,6 +41,7 @@ export const RECOMMENDED_DOOM_LOOP_OPTION = Object.freeze({
   outcomes: true,
   novelty: true,
   repetition: true,
+  effects: true,
   ladder: Object.freeze({ stop: 12 }),
 });
 

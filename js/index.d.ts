@@ -258,6 +258,16 @@ export interface DoomLoopConfig {
    * `optInDetector: 'in-response-repetition'`; never blocks.
    */
   repetition?: boolean | DoomLoopRepetitionOptions;
+  /**
+   * Opt-in: effect-aware streaks. An identical repeat is not loop evidence
+   * when, since its previous identical call, a tool declared `'write'`
+   * (`loopEffects`, an MCP tool's annotations, the coding agents' edit
+   * tools in the hooks) ran with arguments new to it and did not fail: a
+   * test re-run after a new edit is progress, even when it fails the same
+   * way. A write that repeats identically keeps its own streak; `'read'`
+   * and undeclared tools change nothing.
+   */
+  effects?: boolean;
 }
 
 /** Options of the opt-in novelty-aware streaks. */
@@ -466,6 +476,8 @@ export interface ResolvedDoomLoopBeyond {
     /** Shortest sentence counted, in characters. */
     minChars: number;
   };
+  /** Effect-aware streaks are on. */
+  effects?: true;
 }
 
 /** A verdict raised by one of the opt-in detectors. */
@@ -913,6 +925,9 @@ export type LoopKeyFunction<Args = Record<string, unknown>> = {
  *
  * @typeParam Result the tool's result.
  */
+/** A tool's declared effect on what later calls observe (`loopEffects`): `'write'` (an edit) or `'read'` (a search, a calculation). */
+export type LoopEffect = 'write' | 'read';
+
 export type LoopOutputKey<Result = unknown> =
   | { bivarianceHack(result: Result): unknown }['bivarianceHack']
   | readonly (Result extends object ? Extract<keyof Result, string> : string)[]
@@ -947,6 +962,8 @@ export interface ToolLoopKeys<Args = Record<string, unknown>, Result = unknown> 
   loopKey?: LoopKey<Args>;
   /** The tool's result identity for the opt-in ledger (see {@link LoopOutputKey}). */
   loopOutputKey?: LoopOutputKey<Result>;
+  /** The tool's effect for the opt-in `effects` rule: `'write'` (it changes what later calls observe) or `'read'`. */
+  loopEffect?: LoopEffect;
 }
 
 /**
@@ -1016,6 +1033,8 @@ export interface WithDoomLoopOptions {
    * (see {@link LoopOutputKey}); overrides a `loopOutputKey` on the tool.
    */
   loopOutputKeys?: Record<string, LoopOutputKey>;
+  /** Per-tool effect by tool name for the opt-in `effects` rule: `'write'` or `'read'`; overrides a `loopEffect` on the tool. */
+  loopEffects?: Record<string, LoopEffect>;
   /**
    * Called with every verdict (the stand-in for the reference's
    * `DoomLoopDetected` hook, and the only visible effect of `observe`).
@@ -1097,6 +1116,8 @@ export interface DoomLoopSessionOptions {
   loopKeys?: Record<string, unknown>;
   /** Per-tool result identity by tool name (a function — sync or async —, a field list, or `false`): what outcome-aware streaks and the ledger compare. */
   loopOutputKeys?: Record<string, unknown>;
+  /** Per-tool effect by tool name: `'write'` (the tool changes what later calls observe, e.g. an edit) or `'read'`; read by the opt-in `effects` rule (a repeat after a new write is not loop evidence). Any other value is warned about and the tool's effect left unknown. */
+  loopEffects?: Record<string, LoopEffect>;
   /** A persisted {@link DoomLoopSession.getState} (or the reference's `doomLoop` blob) to resume; a corrupt one is dropped with the reference's warning. */
   state?: unknown;
   /** What the host can do (default: everything). */

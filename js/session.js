@@ -96,6 +96,22 @@ function parseAnswer(json) {
  * One agent run (or conversation) mapped onto the doom-loop detector.
  * See docs/session.md.
  */
+/**
+ * The `loopEffects` the core reads: each declaration as data (the core warns
+ * about any that is not 'write' or 'read' and treats that tool as unknown);
+ * what JSON cannot carry is named by its type.
+ */
+function effectDeclarations(declarations) {
+  if (!isRecord(declarations)) return {};
+  const data = {};
+  for (const [name, effect] of Object.entries(declarations)) {
+    if (effect === undefined) continue;
+    const plain = effect === null || ['string', 'number', 'boolean'].includes(typeof effect);
+    data[name] = plain ? effect : `<${typeof effect}>`;
+  }
+  return data;
+}
+
 export class DoomLoopSession {
   #inner = null;
   #glue;
@@ -115,6 +131,7 @@ export class DoomLoopSession {
    * @param {unknown} [options.doomLoop] the `doomLoop` option (default `true`; `false`: detection off)
    * @param {Record<string, unknown>} [options.loopKeys] per-tool loopKey: function, field list or `false`
    * @param {Record<string, unknown>} [options.loopOutputKeys] per-tool loopOutputKey (result identity)
+   * @param {Record<string, unknown>} [options.loopEffects] per-tool loopEffect: `'write'` (changes what later calls observe) or `'read'`
    * @param {unknown} [options.state] a persisted `getState()` (or the reference's `doomLoop` blob)
    * @param {{refuse?: boolean, stop?: boolean, steer?: boolean, escalate?: boolean}} [options.capabilities]
    * @param {(verdict: object) => void} [options.onDetected]
@@ -139,6 +156,7 @@ export class DoomLoopSession {
     const capabilities = isRecord(opts.capabilities) ? opts.capabilities : {};
     const sessionOptions = {
       loopKeys: dataKeys,
+      loopEffects: effectDeclarations(opts.loopEffects),
       capabilities: Object.fromEntries(
         ['refuse', 'stop', 'steer', 'escalate'].map((name) => [name, capabilities[name] !== false]),
       ),

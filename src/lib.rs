@@ -61,7 +61,7 @@ pub mod session;
 pub mod surface;
 pub mod value;
 
-pub use detectors::{beyond, novelty, outcome, repetition};
+pub use detectors::{beyond, effects, novelty, outcome, repetition};
 pub use parity::{canonical, config, fingerprint, ladder, loop_key, monitor, state, text};
 #[cfg(feature = "serde_json")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serde_json")))]

@@ -55,8 +55,8 @@ fn record_options(c: &mut Cursor) -> RecordOptions {
         0 | 1 => RecordOptions::default(),
         2 => RecordOptions::server_tool(),
         _ => RecordOptions {
-            allow_block: true,
             detector: Value::Number(5.0),
+            ..RecordOptions::default()
         },
     }
 }

@@ -42,6 +42,7 @@ fn configs() -> [ResolvedConfig; 2] {
         outcomes: Some(OutcomeConfig::default()),
         novelty: Some(NoveltyConfig::default()),
         repetition: Some(RepetitionConfig::default()),
+        effects: true,
     };
     [
         ResolvedConfig::default(),

@@ -71,6 +71,7 @@ fn session_options(b: u8) -> SessionOptions {
     SessionOptions {
         loop_keys,
         capabilities,
+        ..SessionOptions::default()
     }
 }
 

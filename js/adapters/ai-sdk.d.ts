@@ -6,7 +6,7 @@
  * @module
  */
 import type { LanguageModel } from 'ai';
-import type { DoomLoopOption, DoomLoopVerdict } from 'doom-loop-wasm';
+import type { DoomLoopOption, DoomLoopVerdict, LoopEffect } from 'doom-loop-wasm';
 
 /** The `ai` majors this adapter supports and is tested against: `'6.x, 7.x'`. */
 export declare const SUPPORTED_AI_SDK_VERSIONS: string;
@@ -25,6 +25,8 @@ export interface AiSdkDoomLoopOptions {
   loopKeys?: Record<string, unknown>;
   /** Per-tool result identity for outcome-aware streaks: a function `(result) => outcome`, a field list, or `false`. */
   loopOutputKeys?: Record<string, unknown>;
+  /** Per-tool effect by tool name: `'write'` (changes what later calls observe) or `'read'`; read by `effects`. */
+  loopEffects?: Record<string, LoopEffect>;
   /** A state from {@link AiSdkDoomLoop.getState} to resume (a corrupt one is ignored with one warning). */
   state?: unknown;
   /** Called for every verdict (the only visible effect of the `observe` rung). */

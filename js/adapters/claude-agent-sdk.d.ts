@@ -1,6 +1,6 @@
 // Types of doom-loop-wasm/claude-agent-sdk: hooks for the Claude Agent SDK's `query()`.
 // The SDK's own types are not imported (it is an optional peer dependency).
-import type { DoomLoopOption, DoomLoopVerdict, LoopKey, LoopOutputKey } from '../index.js';
+import type { DoomLoopOption, DoomLoopVerdict, LoopEffect, LoopKey, LoopOutputKey } from '../index.js';
 
 /** The versions the Claude Agent SDK adapter is written and tested for. */
 export declare const SUPPORTED_VERSIONS: Readonly<ClaudeAgentSdkSupportedVersions>;
@@ -44,6 +44,8 @@ export interface DoomLoopHooksOptions {
   loopKeys?: Record<string, LoopKey | false>;
   /** Per-tool result identity, by the same names. */
   loopOutputKeys?: Record<string, LoopOutputKey | false>;
+  /** Per-tool effect by tool name: `'write'` (changes what later calls observe) or `'read'`; read by `effects`. */
+  loopEffects?: Record<string, LoopEffect>;
   /** Where states are kept by session id (default: in memory, the latest 10,000). */
   store?: DoomLoopStateStore;
   /**

@@ -111,6 +111,7 @@ export function checkClaudeCodeVersion(message) {
  * @property {Record<string, unknown>} [loopKeys] Per-tool loop identity by the tool name the
  *   hooks see (`mcp__<server>__<tool>` for SDK MCP tools): a function, a field list, or `false`.
  * @property {Record<string, unknown>} [loopOutputKeys] Per-tool result identity, by the same names.
+ * @property {Record<string, unknown>} [loopEffects] Per-tool effect, by the same names: `'write'` or `'read'`.
  * @property {DoomLoopStateStore} [store] Where states are kept by session id (default: in memory, the
  *   latest 10,000).
  * @property {number} [maxLiveSessions] Detectors kept live at once (default 64): past it, the least
@@ -142,7 +143,7 @@ export function checkClaudeCodeVersion(message) {
  * @returns {DoomLoopHooks}
  */
 export function doomLoopHooks(options = {}) {
-  const { doomLoop = true, loopKeys, loopOutputKeys, onDetected } = options;
+  const { doomLoop = true, loopKeys, loopOutputKeys, loopEffects, onDetected } = options;
   const store = options.store ?? memoryStore(DEFAULT_STORED_STATES);
   const maxLive = liveBound(options.maxLiveSessions);
   // Conversation key → live DoomLoopSession, least recently used first.
@@ -155,7 +156,7 @@ export function doomLoopHooks(options = {}) {
     }
   };
   const broken = new Set();
-  const make = (state) => new DoomLoopSession({ doomLoop, loopKeys, loopOutputKeys, onDetected, capabilities: { refuse: true, stop: true, steer: true, escalate: false }, ...(state !== undefined && { state }) });
+  const make = (state) => new DoomLoopSession({ doomLoop, loopKeys, loopOutputKeys, loopEffects, onDetected, capabilities: { refuse: true, stop: true, steer: true, escalate: false }, ...(state !== undefined && { state }) });
   // Written to the store, then freed: a session that comes back resumes from the store.
   const retire = (key, s) => {
     sessions.delete(key);

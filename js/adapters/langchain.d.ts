@@ -3,7 +3,7 @@
 // from LangChain, and zod only for the state schema LangChain requires).
 import type { AgentMiddleware } from 'langchain';
 import type { ZodAny, ZodObject, ZodOptional } from 'zod';
-import type { DoomLoopOption, DoomLoopVerdict, LoopKey, LoopOutputKey } from '../index.js';
+import type { DoomLoopOption, DoomLoopVerdict, LoopEffect, LoopKey, LoopOutputKey } from '../index.js';
 
 /** The versions an adapter is written and tested for. */
 export interface LangChainSupportedVersions {
@@ -36,6 +36,8 @@ export interface DoomLoopMiddlewareOptions {
   loopKeys?: Record<string, LoopKey | false>;
   /** Per-tool result identity by tool name (outcome-aware streaks). */
   loopOutputKeys?: Record<string, LoopOutputKey | false>;
+  /** Per-tool effect by tool name: `'write'` (changes what later calls observe) or `'read'`; read by `effects`. */
+  loopEffects?: Record<string, LoopEffect>;
   /** Chat models by name for the escalate rung: an escalation to a model named here runs that one request on it. */
   models?: Record<string, unknown>;
   /** A session state to start from when the agent state has none (runs without a checkpointer). */

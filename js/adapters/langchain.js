@@ -66,6 +66,7 @@ const isBubbleUp = (e) => e != null && typeof e === 'object' && (e.is_bubble_up 
  * @property {Record<string, unknown>} [loopKeys] Per-tool loop identity by tool name: a function
  *   `(args) => keyMaterial`, a field list, or `false` (never flagged).
  * @property {Record<string, unknown>} [loopOutputKeys] Per-tool result identity by tool name.
+ * @property {Record<string, unknown>} [loopEffects] Per-tool effect by tool name: `'write'` or `'read'`.
  * @property {Record<string, unknown>} [models] Chat models by name, for the `escalate` rung:
  *   an escalation to a name found here runs that one request on that model. Without it,
  *   resolving an option with escalation warns that the rung is not available.
@@ -93,7 +94,7 @@ const isBubbleUp = (e) => e != null && typeof e === 'object' && (e.is_bubble_up 
  * @returns {any} the middleware object (pass it in `createAgent({ middleware: [...] })`)
  */
 export function doomLoopMiddleware(options = {}) {
-  const { doomLoop = true, loopKeys, loopOutputKeys, models, state: initialState, onDetected, toolErrors = 'message' } = options;
+  const { doomLoop = true, loopKeys, loopOutputKeys, loopEffects, models, state: initialState, onDetected, toolErrors = 'message' } = options;
   const capabilities = { refuse: true, stop: true, steer: true, escalate: models != null && typeof models === 'object' };
   const byBlob = new WeakMap(); // the state blob a hook returned → its live session
   const byMessage = new WeakMap(); // the last message before a model call → its live session
@@ -105,7 +106,7 @@ export function doomLoopMiddleware(options = {}) {
   const broken = new WeakSet(); // sessions turned observe-only by an adapter error
   let warned = false;
 
-  const make = (blob) => new DoomLoopSession({ doomLoop, loopKeys, loopOutputKeys, capabilities, onDetected, ...(blob !== undefined && { state: blob }) });
+  const make = (blob) => new DoomLoopSession({ doomLoop, loopKeys, loopOutputKeys, loopEffects, capabilities, onDetected, ...(blob !== undefined && { state: blob }) });
   const sessionFor = (blob) => {
     const live = blob != null && typeof blob === 'object' ? byBlob.get(blob) : undefined;
     if (live) return live;

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { DoomLoopOption, DoomLoopVerdict } from 'doom-loop-wasm';
+import type { DoomLoopOption, DoomLoopVerdict, LoopEffect } from 'doom-loop-wasm';
 
 /** The `@mastra/core` versions this adapter supports and is tested against. */
 export declare const SUPPORTED_MASTRA_VERSIONS: string;
@@ -18,6 +18,8 @@ export interface MastraDoomLoopOptions {
   loopKeys?: Record<string, unknown>;
   /** Per-tool result identity for outcome-aware streaks. */
   loopOutputKeys?: Record<string, unknown>;
+  /** Per-tool effect by tool name: `'write'` (changes what later calls observe) or `'read'`; read by `effects`. */
+  loopEffects?: Record<string, LoopEffect>;
   /** A state from {@link MastraDoomLoop.getState} to resume (a corrupt one is ignored with one warning). */
   state?: unknown;
   /** Called for every verdict. */

@@ -41,11 +41,12 @@ class MastraDoomLoop {
 
   constructor(options = {}) {
     this.#options = isRecord(options) ? options : {};
-    const { doomLoop, loopKeys, loopOutputKeys, state, onDetected } = this.#options;
+    const { doomLoop, loopKeys, loopOutputKeys, loopEffects, state, onDetected } = this.#options;
     this.#session = new DoomLoopSession({
       doomLoop: doomLoop === undefined ? true : doomLoop,
       loopKeys,
       loopOutputKeys,
+      loopEffects,
       state,
       onDetected,
       capabilities: { refuse: true, stop: true, steer: true, escalate: true },

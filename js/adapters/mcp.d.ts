@@ -1,5 +1,5 @@
 // Types of doom-loop-wasm/mcp: MCP tool definitions' advertised loop identities as `loopKeys`.
-import type { LoopKey } from '../index.js';
+import type { LoopEffect, LoopKey } from '../index.js';
 
 /** The `_meta` key an MCP server advertises a tool's loop identity under: `"openrouter/loopKey"`. */
 export declare const MCP_LOOP_KEY_META: 'openrouter/loopKey';
@@ -25,6 +25,8 @@ export interface McpToolDefinition {
   name: string;
   /** Its metadata; `_meta["openrouter/loopKey"]` is read. */
   _meta?: Record<string, unknown>;
+  /** Its annotations; `readOnlyHint` and `destructiveHint` are read by {@link mcpLoopEffects}. */
+  annotations?: Record<string, unknown>;
 }
 
 /** A `tools/list` result (one page). */
@@ -40,3 +42,26 @@ export interface McpToolsListResult {
  * @param options client-side keys and the agent's tool naming
  */
 export declare function mcpLoopKeys(toolsList: McpToolsListResult | ReadonlyArray<McpToolsListResult | McpToolDefinition>, options?: McpLoopKeysOptions): Record<string, LoopKey | false>;
+
+/**
+ * A tool's effect from its MCP annotations: `'read'` when `readOnlyHint` is `true`, `'write'`
+ * when `readOnlyHint` is `false` or `destructiveHint` is `true`, else `undefined`. Hints that
+ * are not booleans are ignored (`onInvalid` gets each one's name).
+ */
+export declare function annotatedLoopEffect(annotations: unknown, onInvalid?: (hint: string) => void): LoopEffect | undefined;
+
+/** Options of {@link mcpLoopEffects}. */
+export interface McpLoopEffectsOptions {
+  /** Client-side effects by UNPREFIXED MCP tool name; an entry here wins over the annotations. */
+  loopEffects?: Record<string, LoopEffect | undefined>;
+  /** How the agent names the MCP tools: a prefix (e.g. `'mcp__billing__'`) or a function of the MCP name. */
+  prefix?: string | ((name: string) => string);
+}
+
+/**
+ * The adapters' `loopEffects` map (keyed by the tool names the agent sees) from an MCP
+ * `tools/list` result's annotations; annotations that are not booleans are ignored with one warning.
+ * @param toolsList what `tools/list` returned
+ * @param options client-side effects and the agent's tool naming
+ */
+export declare function mcpLoopEffects(toolsList: McpToolsListResult | ReadonlyArray<McpToolsListResult | McpToolDefinition>, options?: McpLoopEffectsOptions): Record<string, LoopEffect>;

@@ -1,6 +1,6 @@
 // Types of doom-loop-wasm/openai-agents: doom-loop detection for an `Agent` of `@openai/agents`.
 // The SDK's own types are not imported (it is an optional peer dependency).
-import type { DoomLoopOption, DoomLoopVerdict, LoopKey, LoopOutputKey } from '../index.js';
+import type { DoomLoopOption, DoomLoopVerdict, LoopEffect, LoopKey, LoopOutputKey } from '../index.js';
 
 /** The versions the OpenAI Agents adapter is written and tested for. */
 export declare const SUPPORTED_VERSIONS: Readonly<OpenAIAgentsSupportedVersions>;
@@ -36,6 +36,8 @@ export interface WithDoomLoopAgentOptions {
   loopKeys?: Record<string, LoopKey | false>;
   /** Per-tool result identity by tool name. */
   loopOutputKeys?: Record<string, LoopOutputKey | false>;
+  /** Per-tool effect by tool name: `'write'` (changes what later calls observe) or `'read'`; read by `effects`. */
+  loopEffects?: Record<string, LoopEffect>;
   /** Called for every verdict. Errors are logged and ignored. */
   onDetected?: (verdict: DoomLoopVerdict) => void;
 }

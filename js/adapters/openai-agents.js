@@ -58,6 +58,7 @@ export function checkRunStateVersion(serialized) {
  *   defaults; a config object (e.g. `RECOMMENDED_DOOM_LOOP_OPTION`); `false`: the agent as is.
  * @property {Record<string, unknown>} [loopKeys] Per-tool loop identity by tool name.
  * @property {Record<string, unknown>} [loopOutputKeys] Per-tool result identity by tool name.
+ * @property {Record<string, unknown>} [loopEffects] Per-tool effect by tool name: `'write'` or `'read'`.
  * @property {(verdict: import('../index.js').DoomLoopVerdict) => void} [onDetected] Called for every verdict.
  */
 
@@ -85,7 +86,7 @@ export function withDoomLoop(agent, options = {}) {
   if (!agent || typeof agent.clone !== 'function' || !Array.isArray(agent.tools)) {
     throw new UnsupportedOpenAIAgentsVersionError('an agent without clone() and a tools array');
   }
-  const { doomLoop = true, loopKeys, loopOutputKeys, onDetected } = options;
+  const { doomLoop = true, loopKeys, loopOutputKeys, loopEffects, onDetected } = options;
   if (doomLoop === false) return agent.clone({});
   const sessions = new WeakMap(); // RunContext → live session
   const broken = new WeakSet();
@@ -101,7 +102,7 @@ export function withDoomLoop(agent, options = {}) {
     let s = sessions.get(ctx);
     if (!s) {
       const saved = isRecord(ctx.context) ? ctx.context.doomLoop : undefined;
-      s = new DoomLoopSession({ doomLoop, loopKeys, loopOutputKeys, onDetected, capabilities: { refuse: true, stop: true, steer: true, escalate: false }, ...(saved !== undefined && { state: saved }) });
+      s = new DoomLoopSession({ doomLoop, loopKeys, loopOutputKeys, loopEffects, onDetected, capabilities: { refuse: true, stop: true, steer: true, escalate: false }, ...(saved !== undefined && { state: saved }) });
       sessions.set(ctx, s);
     }
     return s;

@@ -78,6 +78,9 @@ import { DoomLoopSession } from '../session.js';
  *   `(result) => outcomeMaterial | null`, a field list `['status', 'rows']`, or `false`
  *   to keep the tool out of the ledger. Precedence over `tool.function.loopOutputKey`.
  *   Without one, the whole result is the outcome (a thrown error: `{ error: message }`).
+ * @property {Record<string, unknown>} [loopEffects] Per-tool effect for the opt-in
+ *   effect-aware streaks (`doomLoop.effects`), by tool name: `'write'` (the tool changes
+ *   what later calls observe) or `'read'`. Precedence over `tool.function.loopEffect`.
  * @property {(verdict: DoomLoopVerdict) => void} [onDetected] Called for every verdict the
  *   ladder produces (the adapter's stand-in for the reference's `DoomLoopDetected` hook —
  *   this is the only visible effect of the `observe` rung). Observation only; errors are
@@ -145,7 +148,7 @@ export function withDoomLoop(input, options = {}) {
  *
  * @template {{ function: object }} T
  * @param {T} tool an `@openrouter/agent` function tool
- * @param {{ loopKey?: unknown, loopOutputKey?: unknown }} keys
+ * @param {{ loopKey?: unknown, loopOutputKey?: unknown, loopEffect?: unknown }} keys
  * @returns {T}
  */
 export function withLoopKey(tool, keys) {
@@ -158,6 +161,7 @@ export function withLoopKey(tool, keys) {
   const fn = { ...tool.function };
   if (keys.loopKey !== undefined) fn.loopKey = keys.loopKey;
   if (keys.loopOutputKey !== undefined) fn.loopOutputKey = keys.loopOutputKey;
+  if (keys.loopEffect !== undefined) fn.loopEffect = keys.loopEffect;
   return { ...tool, function: fn };
 }
 
@@ -297,10 +301,12 @@ class CallModelDoomLoop {
     this.#request = request;
     const loopKeys = this.#keysFrom(options.loopKeys, 'loopKey');
     const loopOutputKeys = this.#keysFrom(options.loopOutputKeys, 'loopOutputKey');
+    const loopEffects = this.#keysFrom(options.loopEffects, 'loopEffect');
     this.#session = new DoomLoopSession({
       doomLoop: option,
       loopKeys,
       loopOutputKeys,
+      loopEffects,
       onDetected: typeof options.onDetected === 'function' ? options.onDetected : undefined,
     });
     const config = this.#session.config;

@@ -21,6 +21,7 @@
 //! a key the reference ignores on restore, bounded and validated like the
 //! rest of the blob.
 
+use crate::effects::EffectsState;
 use crate::js_string::JsString;
 use crate::json::{Object, Value};
 use crate::novelty::{NoveltyConfig, NoveltyState};
@@ -59,6 +60,8 @@ pub struct BeyondConfig {
     pub novelty: Option<NoveltyConfig>,
     /// In-response repetition ([`crate::repetition`]), when configured.
     pub repetition: Option<RepetitionConfig>,
+    /// Effect-aware streaks ([`crate::effects`]) are on.
+    pub effects: bool,
 }
 
 /// Spend limits (in whatever unit the caller feeds: tokens or cost).
@@ -119,6 +122,7 @@ impl BeyondConfig {
             outcomes: get("outcomes").and_then(OutcomeConfig::from_option),
             novelty: get("novelty").and_then(NoveltyConfig::from_option),
             repetition: get("repetition").and_then(RepetitionConfig::from_option),
+            effects: get("effects").is_some(),
         }
     }
 
@@ -155,6 +159,9 @@ impl BeyondConfig {
         }
         if let Some(repetition) = &self.repetition {
             out.insert(JsString::from("repetition"), repetition.to_value());
+        }
+        if self.effects {
+            out.insert(JsString::from("effects"), Value::Bool(true));
         }
         Value::Object(out)
     }
@@ -247,6 +254,8 @@ pub(crate) struct BeyondState {
     pub(crate) novelty: NoveltyState,
     /// Consecutive responses that chanted (in-response repetition).
     pub(crate) chanting: f64,
+    /// Effect-aware streak evidence.
+    pub(crate) effects: EffectsState,
 }
 
 /// Per-tool state in insertion order, O(1) by name.
@@ -453,6 +462,11 @@ impl BeyondState {
         if self.chanting > 0.0 {
             out.insert(JsString::from("repetition"), Value::Number(self.chanting));
         }
+        // Whole in a partial copy too: a write of any tool is evidence for
+        // every other tool's calls.
+        if let Some(effects) = self.effects.to_value() {
+            out.insert(JsString::from("effects"), effects);
+        }
         (!out.is_empty()).then_some(Value::Object(out))
     }
 
@@ -526,6 +540,7 @@ impl BeyondState {
         state.outcomes = OutcomeState::from_value(object.get("outcomes"));
         state.novelty = NoveltyState::from_value(object.get("novelty"));
         state.chanting = finite(object.get("repetition")).unwrap_or(0.0);
+        state.effects = EffectsState::from_value(object.get("effects"));
         state
     }
 }

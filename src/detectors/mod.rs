@@ -2,18 +2,23 @@
 //!
 //! Off by default, so the defaults stay byte-for-byte the reference's:
 //! [`outcome`] (outcome-aware streaks: the same call with the same result),
+//! [`effects`] (effect-aware streaks: a repeat after a new write),
 //! [`novelty`] (novelty-aware streaks: a repeat while the run does something
 //! new), [`repetition`] (one response chanting a sentence) and [`beyond`],
 //! the aggregator the monitor consults when an option
-//! turns a detector on. New detectors belong here.
+//! turns a detector on, through one seam (`evidence`: the monitor hands it
+//! the reference's score of a call, and of a result, once). New detectors
+//! belong here.
 //!
 //! Imports [`crate::value`] only: the monitor ([`crate::parity`]) holds the
 //! aggregator, so a detector here must not reach back into the parity core
 //! (it takes fingerprints and values as input instead). Each module is also
-//! reachable at the crate root (`doom_loop::beyond`, `doom_loop::outcome`, `doom_loop::novelty`,
+//! reachable at the crate root (`doom_loop::beyond`, `doom_loop::outcome`, `doom_loop::novelty`, `doom_loop::effects`,
 //! `doom_loop::repetition`).
 
 pub mod beyond;
+pub mod effects;
+mod evidence;
 pub mod novelty;
 pub mod outcome;
 pub mod repetition;

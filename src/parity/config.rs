@@ -383,7 +383,8 @@ fn resolve_text(input: Option<&Value>) -> Result<TextConfig> {
 
 /// The recommended `doomLoop` option, as JSON text: outcome-aware streaks
 /// ([`crate::outcome`]), novelty-aware streaks ([`crate::novelty`]),
-/// in-response repetition ([`crate::repetition`]) and the reference's ladder
+/// effect-aware streaks ([`crate::effects`]: they act only on the tools a
+/// host declares `write` or `read`), in-response repetition ([`crate::repetition`]) and the reference's ladder
 /// with its `stop` rung moved from 6 to 12 — what the evaluation on
 /// recorded agent runs shows stops loops without interrupting agents that
 /// make progress, and without ending a successful run (the other opt-in
@@ -391,7 +392,7 @@ fn resolve_text(input: Option<&Value>) -> Result<TextConfig> {
 /// says why, `docs/measured.md` has the numbers). The npm package exports
 /// the same object under the same name (a test compares them).
 pub const RECOMMENDED_DOOM_LOOP_OPTION: &str =
-    r#"{"outcomes":true,"novelty":true,"repetition":true,"ladder":{"stop":12}}"#;
+    r#"{"outcomes":true,"novelty":true,"repetition":true,"effects":true,"ladder":{"stop":12}}"#;
 
 /// [`RECOMMENDED_DOOM_LOOP_OPTION`] as an option value.
 ///
@@ -399,6 +400,7 @@ pub const RECOMMENDED_DOOM_LOOP_OPTION: &str =
 /// use doom_loop::config::{recommended_doom_loop_option, resolve_doom_loop_option};
 /// let config = resolve_doom_loop_option(Some(&recommended_doom_loop_option())).result.unwrap().unwrap();
 /// assert!(config.beyond.outcomes.is_some() && config.beyond.novelty.is_some() && config.beyond.repetition.is_some());
+/// assert!(config.beyond.effects);
 /// assert_eq!(config.ladder.stop, doom_loop::ladder::Threshold::At(12.0));
 /// ```
 pub fn recommended_doom_loop_option() -> Value {

@@ -28,7 +28,8 @@ use indexmap::{IndexMap, IndexSet};
 
 use crate::beyond::{BeyondState, BUDGET, NO_PROGRESS, TOOL_CYCLE, TOOL_FAILURE};
 use crate::config::ResolvedConfig;
-use crate::detectors::{EvidenceKey, EVIDENCE_KEY_DIGITS};
+use crate::detectors::EVIDENCE_KEY_DIGITS;
+use crate::effects::Effect;
 use crate::error::Result;
 use crate::fingerprint::{
     fingerprint_lowered_tool_call, fingerprint_lowered_tool_call_with_strings, fingerprint_string,
@@ -141,6 +142,9 @@ pub struct RecordOptions {
     pub allow_block: bool,
     /// Verdict detector label; default `"tool-fingerprint"`.
     pub detector: Value,
+    /// The tool's declared effect, read by the opt-in effect-aware streaks
+    /// ([`crate::effects`]); unknown by default.
+    pub effect: Effect,
 }
 
 impl Default for RecordOptions {
@@ -148,6 +152,7 @@ impl Default for RecordOptions {
         RecordOptions {
             allow_block: true,
             detector: Value::String(JsString::from(TOOL_FINGERPRINT)),
+            effect: Effect::Unknown,
         }
     }
 }
@@ -166,6 +171,7 @@ impl RecordOptions {
         RecordOptions {
             allow_block: get("allowBlock").map_or(defaults.allow_block, Value::is_truthy),
             detector: get("detector").cloned().unwrap_or(defaults.detector),
+            effect: defaults.effect,
         }
     }
     /// Options for a server-side tool record (no block, server detector label).
@@ -173,6 +179,7 @@ impl RecordOptions {
         RecordOptions {
             allow_block: false,
             detector: Value::String(JsString::from(SERVER_TOOL_FINGERPRINT)),
+            effect: Effect::Unknown,
         }
     }
 }
@@ -532,8 +539,8 @@ impl DoomLoopMonitor {
                 None,
             ),
         };
-        if let (Some(prior), false, Some(_)) = (&prior_set, is_same_round, self.config.beyond.cycles) {
-            self.beyond.close_round(tool_name, prior);
+        if let (Some(prior), false) = (&prior_set, is_same_round) {
+            self.beyond.round_closed(&self.config.beyond, tool_name, prior);
         }
         let duplicate_in_round = seen.contains(&fingerprint);
         if let Some(set) = declared {
@@ -566,25 +573,26 @@ impl DoomLoopMonitor {
         let round_set: Arc<[JsString]> = declared.cloned().unwrap_or_else(|| Arc::from(single));
         let round_streak = score(&round_set);
         let reference = streak.max(call_streak);
-        let key = EvidenceKey::of(&fingerprint);
-        let mut effective = match self.config.beyond.outcomes {
-            // Outcome-aware: the calls before the result last turned new do not count.
-            Some(_) => self.beyond.outcomes.streak(tool_name, key, reference, round),
-            None => reference,
-        };
-        if self.config.beyond.novelty.is_some() {
-            // Novelty-aware: nor do the calls before something new happened
-            // while this call's own output was moving. The later restart wins.
-            effective = effective.min(self.beyond.novelty.streak(tool_name, key, reference, round));
-        }
+        // The one place the opt-in evidence rules read the call (the
+        // reference's streak passes through when none is configured).
+        let evidence = self.beyond.call(
+            &self.config.beyond,
+            tool_name,
+            &fingerprint,
+            options.effect,
+            (reference, round),
+        );
+        let effective = evidence.streak;
         let action = resolve_ladder_action(&self.config.ladder, effective, self.ladder_options(options.allow_block));
-        let cycle = self
-            .config
-            .beyond
-            .cycles
-            .and_then(|max_period| self.beyond.cycle(tool_name, &round_set, max_period));
+        let cycle = self.beyond.cycle_of(&self.config.beyond, tool_name, &round_set);
         let message = action.map(|_| {
-            build_tool_verdict_message(tool_name, &fingerprint, call_set, streak, call_streak, declared_member)
+            let shape = MessageShape {
+                round_streak: streak,
+                call_streak,
+                round_declared: declared_member,
+                written_since: evidence.written_since,
+            };
+            build_tool_verdict_message(tool_name, &fingerprint, call_set, shape)
         });
         let entry_fingerprint = if declared.is_some() && !declared_member && slot.is_some() {
             kept_fingerprint
@@ -622,6 +630,13 @@ impl DoomLoopMonitor {
         let cycle_verdict =
             cycle.and_then(|(period, repeats)| self.cycle_verdict(tool_name, &fingerprint, period, repeats, options));
         let verdict = self.noted(stronger_verdict(verdict, cycle_verdict));
+        let refused = verdict
+            .as_ref()
+            .is_some_and(|v| matches!(v.action, Action::Block | Action::Stop));
+        if !refused {
+            self.beyond
+                .ran(&self.config.beyond, tool_name, &fingerprint, options.effect, round);
+        }
         CallRecord {
             verdict,
             fingerprint,
@@ -704,32 +719,19 @@ impl DoomLoopMonitor {
         failed: bool,
         round: f64,
     ) -> Result<Option<Verdict>> {
-        // Every identity first: a result that cannot be fingerprinted leaves
-        // the state as it was.
-        let novelty = match (&self.config.beyond.novelty, outcome) {
-            (Some(config), Some(outcome)) => Some(result_key(&config.comparable(outcome))?),
-            _ => None,
-        };
-        let outcome_key = match (&self.config.beyond.outcomes, outcome) {
-            (Some(config), Some(outcome)) => Some((result_key(&config.comparable(outcome))?, config.recent)),
-            _ => None,
-        };
-        let input_key = EvidenceKey::of(input);
-        if let Some((identity, recent)) = outcome_key {
-            if self
-                .beyond
-                .outcomes
-                .record(tool_name, input_key, identity, round, recent)
-            {
-                // A repeated call showing something new is progress: the
-                // same words around it are not a loop (as the reference
-                // clears the text streak when a late result is delivered).
-                self.reset_text_streak();
-                self.beyond.progress(tool_name);
-            }
-        }
-        if let Some(identity) = novelty {
-            self.beyond.novelty.record(tool_name, input_key, identity, round);
+        let evidence = self.beyond.result(
+            &self.config.beyond,
+            tool_name,
+            input,
+            (outcome, failed),
+            round,
+            &result_key,
+        )?;
+        if evidence.progress {
+            // A repeated call showing something new is progress: the
+            // same words around it are not a loop (as the reference
+            // clears the text streak when a late result is delivered).
+            self.reset_text_streak();
         }
         let mut verdict = None;
         if let (true, Some(outcome)) = (self.config.beyond.ledger, outcome) {
@@ -948,39 +950,67 @@ fn summarize_round(fingerprints: &[JsString]) -> String {
     summary
 }
 
+/// What a tool verdict's text is built from.
+#[derive(Clone, Copy, Debug)]
+struct MessageShape {
+    round_streak: f64,
+    call_streak: f64,
+    round_declared: bool,
+    /// Writes ran between the repeats, none of them new (effect-aware
+    /// streaks): the text must not say the result cannot change.
+    written_since: bool,
+}
+
 /// The reference's `buildToolVerdictMessage`: a per-call text free of
 /// fingerprints and counts (so steer dedupe collapses a round to one
-/// message), a round-set text, or a single-call text.
+/// message), a round-set text, or a single-call text. With writes between
+/// the repeats, its claim that repeating cannot change the result is
+/// replaced by what is known: the changes repeat earlier ones.
 fn build_tool_verdict_message(
     tool_name: &JsString,
     fingerprint: &JsString,
     call_set: &[JsString],
-    round_streak: f64,
-    call_streak: f64,
-    round_declared: bool,
+    shape: MessageShape,
 ) -> JsString {
-    let mut message = JsString::from(if call_streak > round_streak || !round_declared {
+    let MessageShape {
+        round_streak,
+        call_streak,
+        round_declared,
+        written_since,
+    } = shape;
+    let per_call = call_streak > round_streak || !round_declared;
+    let mut message = JsString::from(if per_call {
         "Doom loop suspected: this exact \""
     } else {
         "Doom loop suspected: tool \""
     });
     message.push_js(tool_name);
-    if call_streak > round_streak || !round_declared {
-        message.push_str(
-            "\" call has been repeated across consecutive rounds. Repeating it will not change the result. Take a different approach, or explain why repetition is required.",
-        );
+    let claim = |reference: &'static str, repeating: &str| -> String {
+        if written_since {
+            format!(" The changes made in between repeat earlier ones, so {repeating} is not making progress.")
+        } else {
+            reference.to_string()
+        }
+    };
+    if per_call {
+        message.push_str(&format!(
+            "\" call has been repeated across consecutive rounds.{} Take a different approach, or explain why repetition is required.",
+            claim(" Repeating it will not change the result.", "repeating it")
+        ));
     } else if call_set.len() > 1 {
         message.push_str(&format!(
-            "\" was invoked in {} consecutive rounds with the same set of {} parallel calls (round identity {}). Reissuing the same fan-out will not change the results. Take a different approach, or explain why repetition is required.",
+            "\" was invoked in {} consecutive rounds with the same set of {} parallel calls (round identity {}).{} Take a different approach, or explain why repetition is required.",
             js_number(round_streak),
             call_set.len(),
-            summarize_round(call_set)
+            summarize_round(call_set),
+            claim(" Reissuing the same fan-out will not change the results.", "reissuing the same fan-out")
         ));
     } else {
         message.push_str(&format!(
-            "\" was invoked in {} consecutive rounds with identical arguments (fingerprint {}…). Repeating the call will not change the result. Take a different approach, or explain why repetition is required.",
+            "\" was invoked in {} consecutive rounds with identical arguments (fingerprint {}…).{} Take a different approach, or explain why repetition is required.",
             js_number(round_streak),
-            fingerprint.slice_utf16(0, 16)
+            fingerprint.slice_utf16(0, 16),
+            claim(" Repeating the call will not change the result.", "repeating the call")
         ));
     }
     message

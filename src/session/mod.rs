@@ -67,6 +67,7 @@ mod persist;
 use indexmap::IndexMap;
 
 use crate::config::ResolvedConfig;
+use crate::effects::Effect;
 use crate::error::Result;
 use crate::fingerprint::fingerprint_tool_call;
 use crate::js_string::JsString;
@@ -117,6 +118,11 @@ pub struct SessionOptions {
     /// reference's unsupported-shape fallback). Function forms are resolved
     /// by the host and passed with the call ([`CallKey::Material`]).
     pub loop_keys: Object,
+    /// Per-tool `loopEffect` declarations, by tool name: `"write"` (the
+    /// tool changes what later calls observe: an edit) or `"read"`; read by
+    /// the opt-in effect-aware streaks ([`crate::effects`]). Anything else
+    /// is warned about once and leaves the tool's effect unknown.
+    pub loop_effects: Object,
     /// What the host can do.
     pub capabilities: Capabilities,
 }
@@ -394,6 +400,29 @@ fn decision_key(tool_name: &JsString, fingerprint: &JsString) -> JsString {
 }
 
 /// The host cannot carry out `rung`: it is turned off, with the warning.
+/// One warning per `loopEffect` declaration that is neither `"write"` nor
+/// `"read"` (an `undefined` one declares nothing): the tool's effect is
+/// then unknown, as if it had none.
+fn warn_on_effect_declarations(declarations: &Object, warnings: &mut Vec<String>) {
+    for (tool, declaration) in declarations.iter() {
+        if matches!(declaration, Value::Undefined) || Effect::from_declaration(declaration).is_some() {
+            continue;
+        }
+        warnings.push(format!(
+            "[DoomLoop] loopEffect of \"{tool}\" must be \"write\" or \"read\", got {}; treating the tool's effect as unknown.",
+            crate::json::to_json(declaration)
+        ));
+    }
+}
+
+/// Whether any tool is declared `write` (effect-aware streaks have
+/// something to act on).
+fn declares_a_write(declarations: &Object) -> bool {
+    declarations
+        .iter()
+        .any(|(_, declaration)| Effect::from_declaration(declaration) == Some(Effect::Write))
+}
+
 fn drop_rung(config: &mut ResolvedConfig, rung: Action, what: &str, warnings: &mut Vec<String>) {
     let threshold = config.ladder.threshold(rung);
     let Threshold::At(at) = threshold else {
@@ -443,6 +472,11 @@ impl Session {
                 &mut warnings,
             );
             config.escalation = None;
+        }
+        warn_on_effect_declarations(&options.loop_effects, &mut warnings);
+        if !declares_a_write(&options.loop_effects) {
+            // Nothing can lift a streak: the rule would only grow the state.
+            config.beyond.effects = false;
         }
         Session {
             monitor: DoomLoopMonitor::new(config),
@@ -513,7 +547,8 @@ impl Session {
     }
 
     /// The resolved configuration the session runs (rungs the host cannot
-    /// carry out turned off).
+    /// carry out turned off, and effect-aware streaks when no tool is
+    /// declared `write`).
     pub fn config(&self) -> &ResolvedConfig {
         self.monitor.config()
     }
@@ -540,6 +575,15 @@ impl Session {
             .loop_keys
             .get_js(tool_name)
             .filter(|declaration| !matches!(declaration, Value::Undefined))
+    }
+
+    /// The declared effect of `tool_name` ([`SessionOptions::loop_effects`]).
+    fn effect(&self, tool_name: &JsString) -> Effect {
+        self.options
+            .loop_effects
+            .get_js(tool_name)
+            .and_then(Effect::from_declaration)
+            .unwrap_or_default()
     }
 
     /// The current round number (0 before the first).
@@ -985,6 +1029,7 @@ impl Session {
         };
         let round = self.round as f64;
         let name = decision.tool_name.clone();
+        self.record_options.effect = self.effect(&name);
         let record = match fingerprint {
             Ok(fingerprint) => Some(
                 self.monitor

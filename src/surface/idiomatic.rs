@@ -268,8 +268,8 @@ impl RecordOptions {
     /// Options that label the verdict with `detector` (blocking allowed).
     pub fn with_detector(detector: Detector) -> Self {
         RecordOptions {
-            allow_block: true,
             detector: Value::String(JsString::from(detector.as_str())),
+            ..RecordOptions::default()
         }
     }
 }

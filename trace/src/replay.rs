@@ -111,6 +111,7 @@ pub fn replay(transcript: &Transcript) -> Result<Timeline> {
         .ok_or_else(|| invalid("the transcript's `doomLoop` option turns detection off"))?;
     let options = SessionOptions {
         loop_keys: transcript.loop_keys.clone(),
+        loop_effects: transcript.loop_effects.clone(),
         capabilities: Capabilities::default(),
     };
     let mut session = Session::new(config, options);

@@ -55,6 +55,9 @@ pub struct Transcript {
     pub option: Value,
     /// Per-tool `loopKey` declarations (data forms: field lists or `false`).
     pub loop_keys: Object,
+    /// Per-tool `loopEffect` declarations (`"write"` or `"read"`), read by
+    /// the opt-in effect-aware streaks.
+    pub loop_effects: Object,
     /// The rounds.
     pub rounds: Vec<TranscriptRound>,
 }
@@ -74,7 +77,7 @@ impl TranscriptCall {
 }
 
 impl Transcript {
-    /// The transcript as rounds-format JSON: `{doomLoop, loopKeys, rounds:
+    /// The transcript as rounds-format JSON: `{doomLoop, loopKeys, loopEffects?, rounds:
     /// [{text, calls: [{toolName, args, malformed, result, failed}]}]}` —
     /// what every importer produced, for the npm package and the
     /// playground. A malformed call's `args` is its raw text.
@@ -83,6 +86,10 @@ impl Transcript {
         out.push_str(&doom_loop::json::to_json(&self.option));
         out.push_str(",\"loopKeys\":");
         out.push_str(&doom_loop::json::to_json(&Value::Object(self.loop_keys.clone())));
+        if !self.loop_effects.is_empty() {
+            out.push_str(",\"loopEffects\":");
+            out.push_str(&doom_loop::json::to_json(&Value::Object(self.loop_effects.clone())));
+        }
         out.push_str(",\"rounds\":[");
         write_list(&mut out, &self.rounds, |round, out| {
             out.push_str("{\"text\":");

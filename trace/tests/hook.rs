@@ -911,3 +911,73 @@ fn gemini_cli_without_before_model_is_told_on_stderr_at_the_first_call_and_refus
     assert_eq!(&answers[..2], ["", ""]);
     assert!(answers[2].starts_with(r#"{"decision":"deny""#), "{}", answers[2]);
 }
+
+/// A Claude Code `PreToolUse` of any tool.
+fn pre_tool(id: &str, tool: &str, input: &str) -> String {
+    format!(
+        r#"{{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"{tool}","tool_input":{input},"tool_use_id":"{id}"}}"#
+    )
+}
+
+/// A Claude Code `PostToolBatch` of one call.
+fn batch_of(id: &str, tool: &str, output: &str) -> String {
+    format!(
+        r#"{{"session_id":"s","hook_event_name":"PostToolBatch","tool_calls":[{{"tool_name":"{tool}","tool_input":{{}},"tool_use_id":"{id}","tool_response":"{output}"}}]}}"#
+    )
+}
+
+/// Runs the test, then for each edit: the edit, the test again (failing
+/// the same way until the last run); returns every answer.
+fn edit_and_retest(session: &mut Session, edits: &[(&str, &str)]) -> Vec<String> {
+    let test = r#"{"command":"pytest tests/test_x.py","description":"Run the tests"}"#;
+    let fail = "FAILED test_x - AssertionError: 1 != 2";
+    let mut answers = vec![session.send(&pre_tool("t0", "Bash", test))];
+    session.send(&batch_of("t0", "Bash", fail));
+    for (i, (from, to)) in edits.iter().enumerate() {
+        let input = format!(r#"{{"file_path":"/repo/x.py","old_string":"{from}","new_string":"{to}"}}"#);
+        answers.push(session.send(&pre_tool(&format!("e{i}"), "Edit", &input)));
+        session.send(&batch_of(
+            &format!("e{i}"),
+            "Edit",
+            "The file /repo/x.py has been updated.",
+        ));
+        answers.push(session.send(&pre_tool(&format!("t{}", i + 1), "Bash", test)));
+        let output = if i + 1 == edits.len() { "1 passed" } else { fail };
+        session.send(&batch_of(&format!("t{}", i + 1), "Bash", output));
+    }
+    answers
+}
+
+#[test]
+fn claude_code_edits_between_identical_failing_test_runs_are_progress_by_default() {
+    let mut session = Session::new(Agent::ClaudeCode);
+    let answers = edit_and_retest(&mut session, &[("a", "b"), ("b", "c"), ("c", "d")]);
+    assert!(answers.iter().all(String::is_empty), "{answers:?}");
+}
+
+#[test]
+fn claude_code_the_same_edit_re_applied_is_still_refused_by_default() {
+    let mut session = Session::new(Agent::ClaudeCode);
+    let answers = edit_and_retest(&mut session, &[("a", "b"), ("a", "b"), ("a", "b")]);
+    // Answers: test, edit, test, edit, test, edit (its third application).
+    assert_eq!(decision(&answers[5]).as_deref(), Some("deny"), "{answers:?}");
+}
+
+#[test]
+fn the_hooks_declare_each_agents_edit_tools_as_writes_and_no_shell_tool() {
+    use doom_loop_trace::hook::default_loop_effects;
+    let names = |agent| {
+        let effects = default_loop_effects(agent);
+        effects
+            .iter()
+            .map(|(tool, effect)| {
+                assert_eq!(effect.as_js_string().map(|e| e.to_string()).as_deref(), Some("write"));
+                tool.to_string()
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(Agent::ClaudeCode), ["Edit", "Write", "MultiEdit", "NotebookEdit"]);
+    assert_eq!(names(Agent::GeminiCli), ["replace", "write_file"]);
+    assert_eq!(names(Agent::Codex), ["apply_patch"]);
+    assert!(names(Agent::Copilot).is_empty());
+}

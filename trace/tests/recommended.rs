@@ -99,3 +99,39 @@ fn recommended_leaves_the_own_edit_then_test_traces_alone_and_catches_their_loop
     assert_eq!((recommended.first.unchanged, recommended.unresolved_intervened), (4, 4));
     assert_eq!(recommended.resolved_intervened(), 0);
 }
+
+/// RECOMMENDED without its effect-aware streaks (the previous RECOMMENDED).
+fn without_effects() -> EvalOption {
+    EvalOption::new(
+        "recommended without effects",
+        parse(r#"{"outcomes":true,"novelty":true,"repetition":true,"ladder":{"stop":12}}"#).unwrap(),
+    )
+}
+
+#[test]
+fn recommended_lets_the_coding_agents_edit_and_retest_sessions_complete_and_catches_their_loops() {
+    // The project's own traces with the coding agents' real tool names and
+    // the hooks' `loopEffects` (Claude Code, Gemini CLI, Codex): four
+    // sessions where the test fails the same way after new edits before the
+    // fix, four loops (no edit, the same edit again, failed edits, two
+    // patches undoing each other).
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/edit-test-effects.jsonl");
+    let mut evaluation = Evaluation::new(vec![
+        EvalOption::defaults(),
+        without_effects(),
+        EvalOption::new("recommended", recommended_doom_loop_option()),
+    ]);
+    assert_eq!(evaluation.add_path(&path), 8);
+    let report = evaluation.report();
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    eprint!("{}", report.render());
+    let totals: Vec<Metrics> = report.options.iter().map(|o| o.total.clone()).collect();
+    let (defaults, before, recommended) = (&totals[0], &totals[1], &totals[2]);
+    // Without effects, every one of the four successful sessions is interrupted.
+    assert_eq!(defaults.resolved_intervened(), 4);
+    assert_eq!(before.resolved_intervened(), 4);
+    assert_eq!(recommended.resolved_intervened(), 0);
+    assert_eq!(recommended.first.changing, 0);
+    assert_eq!(recommended.unresolved_intervened, 4, "every loop caught");
+    assert_eq!(recommended.resolved_stopped, 0);
+}

@@ -39,8 +39,13 @@ fn options_from(value: &Value) -> SessionOptions {
     let caps = field(object, "capabilities").and_then(Value::as_object);
     // A capability is there unless the host says `false`.
     let has = |name: &str| !matches!(caps.and_then(|c| c.get(name)), Some(Value::Bool(false)));
+    let loop_effects = field(object, "loopEffects")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     SessionOptions {
         loop_keys,
+        loop_effects,
         capabilities: Capabilities {
             refuse: has("refuse"),
             stop: has("stop"),

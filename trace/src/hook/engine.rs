@@ -21,6 +21,15 @@ pub struct Call {
     pub args: Value,
 }
 
+/// What the hook declares about an agent's tools, by tool name.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolDeclarations {
+    /// `loopKeys`: what identifies a call.
+    pub loop_keys: Object,
+    /// `loopEffects`: which tools change what later calls observe.
+    pub loop_effects: Object,
+}
+
 /// What the engine decided for one call.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Decision {
@@ -47,12 +56,12 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// An engine for `option` and `loop_keys`, resumed from `state`
+    /// An engine for `option` and the agent's `tools`, resumed from `state`
     /// (`Null`: fresh). Warnings are the config's and the restore's.
     ///
     /// # Errors
     /// The option is invalid or turns detection off.
-    pub fn restore(option: &Value, loop_keys: &Object, state: &Value) -> Result<(Engine, Vec<String>), String> {
+    pub fn restore(option: &Value, tools: &ToolDeclarations, state: &Value) -> Result<(Engine, Vec<String>), String> {
         let resolution = resolve_doom_loop_option(Some(option));
         let mut warnings = resolution.warnings;
         let config = resolution
@@ -60,7 +69,8 @@ impl Engine {
             .map_err(|e| e.to_string())?
             .ok_or("the option turns detection off")?;
         let options = SessionOptions {
-            loop_keys: loop_keys.clone(),
+            loop_keys: tools.loop_keys.clone(),
+            loop_effects: tools.loop_effects.clone(),
             capabilities: CAPABILITIES,
         };
         let mut session = match state {

@@ -41,7 +41,7 @@ use doom_loop::{canonicalize, JsString};
 pub use config::Effective;
 pub use event::{parse_event, Agent, Event, Kind};
 
-use engine::{Call, Decision, Engine};
+use engine::{Call, Decision, Engine, ToolDeclarations};
 
 /// The state file's format version; a file of another version starts over.
 pub const STATE_VERSION: f64 = 1.0;
@@ -101,6 +101,21 @@ pub fn default_loop_keys(agent: Agent) -> Object {
         }
     };
     Object::from_entries(vec![(s(tool), fields(names))])
+}
+
+/// The hook's `loopEffects`: the agent's built-in edit tools change the
+/// files the next test run reads (effect-aware streaks). Shell tools are
+/// not declared: a command may write or not, and nothing measured says
+/// which commands to trust.
+pub fn default_loop_effects(agent: Agent) -> Object {
+    let writes: &[&str] = match agent {
+        Agent::ClaudeCode => &["Edit", "Write", "MultiEdit", "NotebookEdit"],
+        Agent::GeminiCli => &["replace", "write_file"],
+        Agent::Codex => &["apply_patch"],
+        // Its edit tools' names are not tested here yet: none declared.
+        Agent::Copilot => &[],
+    };
+    Object::from_entries(writes.iter().map(|tool| (s(tool), Value::String(s("write")))).collect())
 }
 
 /// One call of the current round, as persisted.
@@ -320,12 +335,12 @@ impl HookState {
 /// calls (in order) and the engine after the results known so far.
 fn replay(
     option: &Value,
-    loop_keys: &Object,
+    tools: &ToolDeclarations,
     base: &Value,
     round: Option<&Round>,
     warnings: &mut Vec<String>,
 ) -> Result<(Engine, Vec<Decision>), String> {
-    let (mut engine, restore_warnings) = Engine::restore(option, loop_keys, base)?;
+    let (mut engine, restore_warnings) = Engine::restore(option, tools, base)?;
     warnings.extend(restore_warnings);
     let Some(round) = round else {
         return Ok((engine, Vec::new()));
@@ -371,7 +386,7 @@ struct Context<'a> {
     /// The event's [`Event::batch`].
     batch: Option<String>,
     option: &'a Value,
-    loop_keys: Object,
+    tools: ToolDeclarations,
     warnings: Vec<String>,
     /// The wall clock at the event (for the log only).
     now_ms: u64,
@@ -384,7 +399,7 @@ impl Context<'_> {
     fn replay_round(&mut self, state: &HookState) -> Result<(Engine, Vec<Decision>), String> {
         replay(
             self.option,
-            &self.loop_keys,
+            &self.tools,
             &state.base,
             state.round.as_ref(),
             &mut self.warnings,
@@ -393,7 +408,7 @@ impl Context<'_> {
 
     /// [`replay`] of the state's base alone.
     fn replay_base(&mut self, state: &HookState) -> Result<(Engine, Vec<Decision>), String> {
-        replay(self.option, &self.loop_keys, &state.base, None, &mut self.warnings)
+        replay(self.option, &self.tools, &state.base, None, &mut self.warnings)
     }
 
     /// Folds the current round into `base` (a new round or a user turn begins).
@@ -872,7 +887,10 @@ pub fn step_with(agent: Agent, incoming: &Incoming, state: Option<&str>, setting
         agent,
         batch: incoming.event.batch.clone(),
         option: &settings.option,
-        loop_keys: settings.loop_keys(agent),
+        tools: ToolDeclarations {
+            loop_keys: settings.loop_keys(agent),
+            loop_effects: default_loop_effects(agent),
+        },
         warnings: Vec::new(),
         now_ms: incoming.at_ms,
         notice: None,

@@ -608,6 +608,10 @@ pub fn import_detected(document: &Value) -> Result<(Format, Transcript)> {
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
+    let loop_effects = get(document, "loopEffects")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     let rounds = match format {
         Format::Rounds => rounds::rounds(document)?,
         Format::OpenAiChat => chat::rounds(messages_of(document, &["messages", "input"]))?,
@@ -634,6 +638,7 @@ pub fn import_detected(document: &Value) -> Result<(Format, Transcript)> {
         Transcript {
             option,
             loop_keys,
+            loop_effects,
             rounds,
         },
     ))
