@@ -917,6 +917,9 @@ export type LoopKeyFunction<Args = Record<string, unknown>> = {
   bivarianceHack(args: Args): unknown;
 }['bivarianceHack'];
 
+/** A tool's declared effect on what later calls observe (`loopEffects`): `'write'` (an edit) or `'read'` (a search, a calculation). */
+export type LoopEffect = 'write' | 'read';
+
 /**
  * A tool's result identity for the opt-in progress ledger (`loopOutputKey`):
  * a function of the result (`null` leaves this result out), a field list, or
@@ -925,9 +928,6 @@ export type LoopKeyFunction<Args = Record<string, unknown>> = {
  *
  * @typeParam Result the tool's result.
  */
-/** A tool's declared effect on what later calls observe (`loopEffects`): `'write'` (an edit) or `'read'` (a search, a calculation). */
-export type LoopEffect = 'write' | 'read';
-
 export type LoopOutputKey<Result = unknown> =
   | { bivarianceHack(result: Result): unknown }['bivarianceHack']
   | readonly (Result extends object ? Extract<keyof Result, string> : string)[]
