@@ -208,6 +208,7 @@ fn replay(request: &Request, options: &GatewayOptions) -> Result<Replay, String>
             escalate: false,
             ..Capabilities::default()
         },
+        ..SessionOptions::default()
     };
     let mut session = Session::new(config, session_options);
     let mut refusals = Vec::new();
