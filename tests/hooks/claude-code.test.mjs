@@ -96,6 +96,25 @@ describe('Claude Code', { concurrency: 3 }, () => {
     assert.equal(run.result?.result, 'the test passes');
   });
 
+  test('a test failing the same way twice with an Edit between each run completes (the edits are writes)', { skip }, async () => {
+    const files = {
+      'value.txt': '1\n',
+      'test.sh': '#!/bin/sh\nif [ "$(cat value.txt)" = 3 ]; then echo "ok: 1 passed"; else echo "FAIL: the value is too small"; exit 1; fi\n',
+    };
+    const run = await runClaude((body, turn, dirs) => {
+      if (turn >= 5) return 'the test passes';
+      if (turn % 2 === 0) return { calls: [bash('sh test.sh')] };
+      const from = (turn + 1) / 2;
+      return { calls: [{ name: 'Edit', input: { file_path: `${dirs.scratch}/value.txt`, old_string: String(from), new_string: String(from + 1) } }] };
+    }, { files });
+    assert.equal(run.code, 0, run.stderr);
+    const texts = answers(run).flat().map((r) => r.text);
+    assert.equal(texts.filter((t) => t.includes('FAIL: the value is too small')).length, 2, texts.join('\n'));
+    assert.ok(!texts.some((t) => REFUSED.test(t)), texts.join('\n'));
+    assert.ok(texts.some((t) => t.includes('ok: 1 passed')), texts.join('\n'));
+    assert.equal(run.result?.result, 'the test passes');
+  });
+
   test('under the reference defaults (--option true) the same session is refused at the third test run', { skip }, async () => {
     const run = await runClaude(editAndRetest, { files: testFiles, hookArgs: ['--option', 'true'] });
     assert.equal(run.code, 0, run.stderr);

@@ -67,6 +67,25 @@ describe('Gemini CLI', { concurrency: 3 }, () => {
     assert.equal(run.requests.length, 8);
   });
 
+  test('a test failing the same way twice with a replace between each run completes (the edits are writes)', { skip }, async () => {
+    const files = {
+      'value.txt': '1\n',
+      'test.sh': '#!/bin/sh\nif [ "$(cat value.txt)" = 3 ]; then echo "ok: 1 passed"; else echo "FAIL: the value is too small"; exit 1; fi\n',
+    };
+    const run = await runGemini((body, turn, dirs) => {
+      if (turn >= 5) return 'the test passes';
+      if (turn % 2 === 0) return { calls: [shell('sh test.sh')] };
+      const from = (turn + 1) / 2;
+      return { calls: [{ name: 'replace', args: { file_path: `${dirs.scratch}/value.txt`, old_string: String(from), new_string: String(from + 1), instruction: 'raise the value by one' } }] };
+    }, { files });
+    assert.equal(run.code, 0, run.stderr);
+    const texts = answers(run).flat().map(textOf);
+    assert.equal(texts.filter((t) => t.includes('FAIL: the value is too small')).length, 2, texts.join('\n'));
+    assert.ok(!texts.some((t) => REFUSED.test(t)), texts.join('\n'));
+    assert.ok(texts.some((t) => t.includes('ok: 1 passed')), texts.join('\n'));
+    assert.equal(run.requests.length, 6);
+  });
+
   test('two parallel identical calls in one response count once', { skip }, async () => {
     const run = await runGemini((body, turn) => {
       if (turn === 0) return { calls: [shell('cat missing.txt'), shell('cat missing.txt')] };
