@@ -2,9 +2,11 @@
 //! a state file (any bytes), for each agent.
 //!
 //! The input is split at the first NUL: before it the event, after it the
-//! state file's text (none when there is no NUL); the first byte picks the
-//! agent (odd: Gemini CLI; else its bit 1: Codex CLI, as a leading `\n`
-//! has; else Claude Code, as a leading space or `{`… has). Invariants:
+//! state file's text (none when there is no NUL); the first byte's low
+//! three bits pick the agent (5: GitHub Copilot CLI, as a leading `\r`
+//! has; else odd: Gemini CLI, as a leading `{` or tab has; else bit 1:
+//! Codex CLI, as a leading `\n` has; else Claude Code, as a leading space
+//! has). Invariants:
 //! - never panics, whatever the event or the state file;
 //! - an event that reads is decided, and the state it leaves loads again
 //!   without a "starting over" warning (a hook never writes a state file
@@ -17,9 +19,10 @@ use doom_loop_trace::hook::{default_option, read_event, step, Agent};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let agent = match data.first().map_or(0, |b| b & 3) {
-        1 | 3 => Agent::GeminiCli,
-        2 => Agent::Codex,
+    let agent = match data.first().map_or(0, |b| b & 7) {
+        5 => Agent::Copilot,
+        1 | 3 | 7 => Agent::GeminiCli,
+        2 | 6 => Agent::Codex,
         _ => Agent::ClaudeCode,
     };
     let (event, state) = match data.iter().position(|&b| b == 0) {
