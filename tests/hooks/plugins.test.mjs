@@ -19,11 +19,17 @@ import { AGENTS } from '../../scripts/sync-plugins.mjs';
 const noDoomloop = existsSync(doomloop) ? false : `no ${doomloop} (cargo build --release)`;
 const skipOf = (bin) => (!existsSync(bin) ? `no ${bin} (npm ci)` : noDoomloop);
 
-// Under the hooks' default option (RECOMMENDED_DOOM_LOOP_OPTION: the
-// reference's ladder with the stop at the 12th repeat), an identical failing
-// call is refused from the 3rd call and the session ends at the 12th.
+// Under the reference's ladder (the user's config file says `option = true`,
+// as a user sets it: the plugins' hook commands carry no option), an
+// identical failing call is refused from the 3rd call and the session ends
+// at the 6th.
 const BLOCK = 3;
-const STOP = 12;
+const STOP = 6;
+/** The user's config file in the sandbox HOME: the reference's defaults. */
+function referenceOption(dirs) {
+  mkdirSync(join(dirs.home, '.config/doomloop'), { recursive: true });
+  writeFileSync(join(dirs.home, '.config/doomloop/config.toml'), 'option = true\n');
+}
 
 /** The agent's own CLI, in the sandbox HOME; it must succeed. */
 function cli(bin, args, dirs, env = {}) {
@@ -82,12 +88,13 @@ describe('Claude Code plugin', { concurrency: 2 }, () => {
     }
   });
 
-  test('installed from this repository\'s marketplace by path, the plugin refuses an identical failing command from the third call and ends the session at the stop', { skip }, async () => {
+  test('installed from this repository\'s marketplace by path, the plugin refuses an identical failing command from the third call and ends the session at the sixth (option = true in the user\'s config file)', { skip }, async () => {
     const run = await runClaude(stuck({ name: 'Bash', input: { command: 'cat missing.txt', description: 'run it' } }), {
       setup: (dirs) => {
         cli(claudeBin, ['plugin', 'marketplace', 'add', root], dirs, claudeEnv);
         cli(claudeBin, ['plugin', 'install', 'doom-loop@doom-loop'], dirs, claudeEnv);
         assert.ok(!existsSync(join(dirs.home, '.claude/settings.json')) || !readFileSync(join(dirs.home, '.claude/settings.json'), 'utf8').includes('"hooks"'), 'no hook in the settings');
+        referenceOption(dirs);
         return { env: launcherEnv(dirs) };
       },
     });
@@ -149,7 +156,11 @@ describe('Gemini CLI extension', { concurrency: 2 }, () => {
   };
 
   async function stuckRun(source) {
-    const run = await runGemini(stuck({ name: 'run_shell_command', args: { command: 'cat missing.txt' } }), { setup: installFrom(source) });
+    const setup = (dirs) => {
+      referenceOption(dirs);
+      return installFrom(source)(dirs);
+    };
+    const run = await runGemini(stuck({ name: 'run_shell_command', args: { command: 'cat missing.txt' } }), { setup });
     const seen = run.requests.map(lastFunctionResponses).slice(1).map((r) => textOf(r[0]));
     for (let i = 0; i < BLOCK - 1; i++) assert.match(seen[i], /No such file or directory/, `call ${i + 1}: ${run.stderr}`);
     for (let i = BLOCK - 1; i < STOP - 1; i++) assert.equal(seen[i].match(REFUSED)?.[1], String(i + 1), `call ${i + 1}: ${seen[i]}`);
@@ -180,7 +191,7 @@ describe('Gemini CLI extension', { concurrency: 2 }, () => {
     assert.ok(existsSync(join(run.dirs.state, NOTICE)));
   });
 
-  test('installed by path (plugins/gemini-cli), the extension refuses an identical failing command from the third call and ends the run at the stop', { skip }, () =>
+  test('installed by path (plugins/gemini-cli), the extension refuses an identical failing command from the third call and ends the run at the sixth (option = true in the user\'s config file)', { skip }, () =>
     stuckRun(join(root, AGENTS['gemini-cli'].dir)));
 
   test('the root extension (what an install from the repository URL clones) runs the same hooks', { skip }, () => {
@@ -213,7 +224,7 @@ describe('Codex CLI plugin', { concurrency: 2, timeout: 180_000 }, () => {
     assert.ok(existsSync(join(run.dirs.state, NOTICE)));
   });
 
-  test('installed from this repository\'s marketplace by path, Codex runs the plugin\'s hooks: an identical failing command is refused from the third call and every call from the stop on', { skip }, async () => {
+  test('installed from this repository\'s marketplace by path, Codex runs the plugin\'s hooks: an identical failing command is refused from the third call and every call from the sixth on (option = true in the user\'s config file)', { skip }, async () => {
     const turns = STOP + 2;
     const codexEnv = (dirs) => ({ CODEX_HOME: join(dirs.home, '.codex') });
     const run = await runCodex((body, turn) => (turn < turns ? { calls: [{ name: 'exec_command', args: { cmd: 'sh fail.sh' } }] } : 'giving up'), {
@@ -223,6 +234,7 @@ describe('Codex CLI plugin', { concurrency: 2, timeout: 180_000 }, () => {
         cli(codexBin, ['plugin', 'marketplace', 'add', root], dirs, codexEnv(dirs));
         cli(codexBin, ['plugin', 'add', 'doom-loop@doom-loop'], dirs, codexEnv(dirs));
         assert.ok(!existsSync(join(dirs.home, '.codex/hooks.json')), 'no hooks.json written');
+        referenceOption(dirs);
         return { env: launcherEnv(dirs), plugins: true };
       },
     });
