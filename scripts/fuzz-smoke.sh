@@ -21,7 +21,7 @@ cd "$ROOT"
 SECONDS_PER_TARGET="${FUZZ_SECONDS:-20}"
 NICE="${FUZZ_NICE:-10}"
 RSS_MB="${FUZZ_RSS_MB:-2048}"
-ALL_TARGETS=(parse canonicalize raw_strings prefix restore text monitor session import_bytes import_value evaluate walk jsonl_recovery hook_event hook_config command gateway install)
+ALL_TARGETS=(parse canonicalize raw_strings prefix restore text monitor session import_bytes import_value evaluate walk jsonl_recovery hook_event hook_config command gateway install html_report)
 TARGETS=("$@")
 [ "${#TARGETS[@]}" -eq 0 ] && TARGETS=("${ALL_TARGETS[@]}")
 

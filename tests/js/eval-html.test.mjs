@@ -97,3 +97,52 @@ test('eval --sessions lists each session with a block or stop and what a stop wo
   assert.match(r.stdout, /loop .*defaults: stop \(first block or stop at round 3; 8 calls saved\); recommended: stop/);
   assert.match(r.stdout, /paging .*defaults: block at round 3; recommended: -/);
 });
+
+test('eval --html draws every session whatever its tool names and file names hold', { timeout: 90_000 }, async () => {
+  assert.ok(existsSync(native), `${native} is missing: cargo build --release -p doom-loop-trace`);
+  const dir = mkdtempSync(join(tmpdir(), 'doomloop-html-hostile-'));
+  const sessions = join(dir, 'sessions');
+  mkdirSync(sessions);
+  // Each name, in a tool name (quoted by the stop's message) and in a file
+  // name: comment openers that would put the tokenizer in a state where
+  // the data element no longer ends at its own `</script>`, closers, markup,
+  // entities and the two line terminators JavaScript once refused in strings.
+  const names = ['<!--<script>', '<!--', '</script><script>document.title="owned"</script>', '<script>', '-->',
+    '<img src=x onerror="document.title=1">', '&amp;&lt;', ']]>', 'a\u2028b\u2029c', 'get_invoice'];
+  names.forEach((name, i) => {
+    const failing = { toolName: name, args: '{"id":"INV-1"}' };
+    writeFileSync(join(sessions, `${i} ${name.replaceAll('/', '_')}.json`), JSON.stringify({
+      rounds: Array.from({ length: 8 }, () => ({ calls: [failing], results: ['error: timeout'] })),
+    }));
+  });
+  const page = join(dir, 'report.html');
+  const r = spawnSync(native, ['eval', sessions, '--html', page], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const html = readFileSync(page, 'utf8');
+  const data = html.slice(html.indexOf('<script id="data"'), html.indexOf('</script>'));
+  assert.doesNotMatch(data.slice(data.indexOf('>') + 1), /[<>&\u2028\u2029]/, 'the data holds no character the tokenizer reads');
+
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'], timeout: 30_000 });
+  try {
+    const tab = await browser.newPage();
+    const problems = [];
+    tab.on('pageerror', (e) => problems.push(String(e)));
+    tab.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
+    await tab.goto(pathToFileURL(page).href);
+    const shown = await tab.evaluate(() => ({
+      title: document.title,
+      cards: document.querySelectorAll('.card').length,
+      rows: [...document.querySelectorAll('.r .name')].map((n) => n.textContent),
+      images: document.querySelectorAll('img').length,
+    }));
+    assert.deepEqual(problems, []);
+    assert.equal(shown.title, 'doomloop eval');
+    assert.equal(shown.cards, 1);
+    assert.equal(shown.images, 0);
+    // Every session is drawn, its file name shown as written.
+    assert.equal(shown.rows.length, names.length);
+    names.forEach((name, i) => assert.ok(shown.rows.some((row) => row.includes(`${i} ${name.replaceAll('/', '_')}`)), `${name}: ${shown.rows}`));
+  } finally {
+    await browser.close();
+  }
+});

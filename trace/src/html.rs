@@ -100,13 +100,34 @@ fn data_json(report: &Report, sessions: &[SessionRow], limit: usize) -> String {
     out
 }
 
+/// `json` as the text of a `<script type="application/json">` element that
+/// every state of the HTML tokenizer reads as plain text: no `<` (a `</script>`
+/// would end the element early, a `<!--<script>` would keep it from ending
+/// at its own `</script>` and swallow the drawing script), `>` or `&`, and no
+/// U+2028 / U+2029 (line terminators to older JavaScript parsers). Each is
+/// written as its JSON escape, which `JSON.parse` reads back as the same
+/// character; outside strings JSON text holds none of them.
+pub fn inert(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// Sessions drawn at most; the rest are counted.
 pub const MAX_SESSIONS_DRAWN: usize = 2000;
 
 /// The whole page.
 pub fn render(report: &Report, sessions: &[SessionRow]) -> String {
-    // `</` inside the JSON would end the script element early.
-    let data = data_json(report, sessions, MAX_SESSIONS_DRAWN).replace("</", "<\\/");
+    let data = inert(&data_json(report, sessions, MAX_SESSIONS_DRAWN));
     format!("{HEAD}<script id=\"data\" type=\"application/json\">{data}</script>\n<script>{SCRIPT}</script>\n</body>\n</html>\n")
 }
 
@@ -186,3 +207,18 @@ const SCRIPT: &str = r#"
   list.appendChild(el('p', 'sub', tail.join('; ') + '.'));
 })();
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use doom_loop::json::{parse, to_json, Value};
+
+    #[test]
+    fn inert_data_holds_no_character_the_tokenizer_reads_and_parses_back_the_same() {
+        let hostile = "<!--<script></script>&amp;]]>\u{2028}\u{2029}\\<\"";
+        let json = to_json(&Value::Array(vec![Value::String(hostile.into())]));
+        let data = inert(&json);
+        assert!(!data.contains(['<', '>', '&', '\u{2028}', '\u{2029}']), "{data}");
+        assert_eq!(parse(&data).unwrap(), parse(&json).unwrap());
+    }
+}
