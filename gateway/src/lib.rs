@@ -33,11 +33,13 @@ pub mod read;
 pub mod rewrite;
 
 use doom_loop::config::{recommended_doom_loop_option, resolve_doom_loop_option};
+use doom_loop::fingerprint::sha256_hex;
 use doom_loop::json::{parse, to_json, Object, Value};
 use doom_loop::ladder::Action as Rung;
 use doom_loop::monitor::Verdict;
 use doom_loop::session::{Call, CallAction, CallKey, Capabilities, Response, Session, SessionOptions};
 use doom_loop::JsString;
+use indexmap::IndexMap;
 
 pub use answer::Answer;
 pub use api::{route, Api};
@@ -100,10 +102,75 @@ impl Decision {
 /// the body and the options (the same request always gets the same
 /// answer). Never fails: a body it cannot read, or an option it cannot
 /// resolve, forwards the request unchanged with a log line saying why.
+/// Replays the whole conversation; [`Gateway`] keeps earlier prefixes.
 pub fn decide(api: Api, body: &[u8], options: &GatewayOptions) -> Decision {
-    match try_decide(api, body, options) {
-        Ok(decision) => decision,
-        Err(why) => Decision::forward(vec![format!("{} request forwarded unguarded: {why}", api.name())]),
+    Gateway::new(options.clone(), 0).decide(api, body)
+}
+
+/// The engine's state after a conversation's first rounds, and what those
+/// rounds decided: enough to go on from there as if they were replayed.
+#[derive(Clone, Debug)]
+struct Snapshot {
+    /// The engine itself, not its persisted state: a copy goes on exactly
+    /// as the original would, without a serialize and parse per request.
+    session: Session,
+    refusals: Vec<Refusal>,
+    last_verdicts: Vec<Verdict>,
+    guidance: Option<JsString>,
+}
+
+/// The gateway with a bounded cache of conversation prefixes: an agent's
+/// next request carries the previous one's conversation plus one round, so
+/// the engine's state after those rounds (keyed by a digest chained over
+/// every round's calls, arguments, results and text, and the options) lets
+/// it replay only what is new. The decisions are the same as [`decide`]'s,
+/// cache or not (a property the tests check); the least recently used
+/// prefix is dropped past `capacity`.
+#[derive(Clone, Debug)]
+pub struct Gateway {
+    options: GatewayOptions,
+    seed: String,
+    capacity: usize,
+    cache: IndexMap<String, Snapshot>,
+}
+
+impl Gateway {
+    /// A gateway deciding under `options`, keeping up to `capacity`
+    /// conversation prefixes (0: none).
+    pub fn new(options: GatewayOptions, capacity: usize) -> Gateway {
+        let seed = sha256_hex(
+            format!(
+                "{}\n{}",
+                to_json(&options.option),
+                to_json(&Value::Object(options.loop_keys.clone()))
+            )
+            .as_bytes(),
+        );
+        Gateway {
+            options,
+            seed,
+            capacity,
+            cache: IndexMap::new(),
+        }
+    }
+
+    /// The options it decides under.
+    pub fn options(&self) -> &GatewayOptions {
+        &self.options
+    }
+
+    /// How many conversation prefixes it keeps now.
+    pub fn cached(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// [`decide`], going on from the longest cached prefix of the
+    /// request's conversation, and caching the whole of it.
+    pub fn decide(&mut self, api: Api, body: &[u8]) -> Decision {
+        match self.try_decide(api, body) {
+            Ok(decision) => decision,
+            Err(why) => Decision::forward(vec![format!("{} request forwarded unguarded: {why}", api.name())]),
+        }
     }
 }
 
@@ -118,65 +185,67 @@ struct Replay {
     warnings: Vec<String>,
 }
 
-fn try_decide(api: Api, body: &[u8], options: &GatewayOptions) -> Result<Decision, String> {
-    let text = std::str::from_utf8(body).map_err(|_| "the body is not UTF-8".to_string())?;
-    let value = parse(text).map_err(|e| format!("the body is not JSON ({})", e.message()))?;
-    let request = read::read(api, &value)?;
-    let replay = replay(&request, options)?;
-    let mut log: Vec<String> = replay
-        .warnings
-        .iter()
-        .map(|w| format!("{} request: {w}", api.name()))
-        .collect();
-    let mut headers = vec![("x-doomloop-rounds".to_string(), replay.rounds.to_string())];
-    let strongest = replay.last_verdicts.iter().map(|v| v.action).max();
-    for verdict in &replay.last_verdicts {
-        log.push(format!(
-            "{} request, round {}: {} (streak {}{})",
-            api.name(),
-            replay.rounds,
-            verdict.action.as_str(),
-            verdict.streak,
-            verdict
-                .tool_name
-                .as_ref()
-                .map(|t| format!(", tool {}", t.to_utf8_lossy()))
-                .unwrap_or_default()
-        ));
-    }
-    if let Some(halt) = &replay.halt {
-        headers.push(("x-doomloop-verdict".into(), Rung::Stop.as_str().into()));
-        log.push(format!(
-            "{} request answered by the gateway: the run is halted",
-            api.name()
-        ));
-        let id = answer::request_id(body);
-        let answer = answer::answer(api, halt, request.model.as_ref(), request.stream, &id);
-        return Ok(Decision {
-            action: Action::Answer(answer),
+impl Gateway {
+    fn try_decide(&mut self, api: Api, body: &[u8]) -> Result<Decision, String> {
+        let text = std::str::from_utf8(body).map_err(|_| "the body is not UTF-8".to_string())?;
+        let value = parse(text).map_err(|e| format!("the body is not JSON ({})", e.message()))?;
+        let request = read::read(api, &value)?;
+        let replay = self.replay(&request)?;
+        let mut log: Vec<String> = replay
+            .warnings
+            .iter()
+            .map(|w| format!("{} request: {w}", api.name()))
+            .collect();
+        let mut headers = vec![("x-doomloop-rounds".to_string(), replay.rounds.to_string())];
+        let strongest = replay.last_verdicts.iter().map(|v| v.action).max();
+        for verdict in &replay.last_verdicts {
+            log.push(format!(
+                "{} request, round {}: {} (streak {}{})",
+                api.name(),
+                replay.rounds,
+                verdict.action.as_str(),
+                verdict.streak,
+                verdict
+                    .tool_name
+                    .as_ref()
+                    .map(|t| format!(", tool {}", t.to_utf8_lossy()))
+                    .unwrap_or_default()
+            ));
+        }
+        if let Some(halt) = &replay.halt {
+            headers.push(("x-doomloop-verdict".into(), Rung::Stop.as_str().into()));
+            log.push(format!(
+                "{} request answered by the gateway: the run is halted",
+                api.name()
+            ));
+            let id = answer::request_id(body);
+            let answer = answer::answer(api, halt, request.model.as_ref(), request.stream, &id);
+            return Ok(Decision {
+                action: Action::Answer(answer),
+                headers,
+                log,
+            });
+        }
+        if let Some(rung) = strongest {
+            headers.push(("x-doomloop-verdict".into(), rung.as_str().into()));
+        }
+        if !replay.refusals.is_empty() {
+            headers.push(("x-doomloop-refused".into(), replay.refusals.len().to_string()));
+        }
+        if replay.refusals.is_empty() && replay.guidance.is_none() {
+            return Ok(Decision {
+                action: Action::Forward,
+                headers,
+                log,
+            });
+        }
+        let rewritten = rewrite::rewrite(api, value, &replay.refusals, replay.guidance.as_ref());
+        Ok(Decision {
+            action: Action::Rewrite(to_json(&rewritten)),
             headers,
             log,
-        });
+        })
     }
-    if let Some(rung) = strongest {
-        headers.push(("x-doomloop-verdict".into(), rung.as_str().into()));
-    }
-    if !replay.refusals.is_empty() {
-        headers.push(("x-doomloop-refused".into(), replay.refusals.len().to_string()));
-    }
-    if replay.refusals.is_empty() && replay.guidance.is_none() {
-        return Ok(Decision {
-            action: Action::Forward,
-            headers,
-            log,
-        });
-    }
-    let rewritten = rewrite::rewrite(api, value, &replay.refusals, replay.guidance.as_ref());
-    Ok(Decision {
-        action: Action::Rewrite(to_json(&rewritten)),
-        headers,
-        log,
-    })
 }
 
 /// The final message of a halted run: what stopped it, in the verdict's words.
@@ -189,80 +258,146 @@ fn stop_text(verdict: &Verdict) -> JsString {
     text
 }
 
-/// Replays the conversation through the session engine as an in-process
-/// adapter would have lived it: per turn, a user message before it lifts
-/// a halt; the turn's calls are one round; the results of the calls the
-/// engine let run feed it (a refused call's result is what the refusal
-/// replaces); the guidance after the last turn goes with this request.
-fn replay(request: &Request, options: &GatewayOptions) -> Result<Replay, String> {
-    let resolution = resolve_doom_loop_option(Some(&options.option));
-    let mut warnings = resolution.warnings;
-    let config = resolution
-        .result
-        .map_err(|e| format!("the option is invalid ({})", e.message()))?
-        .ok_or("the option turns detection off")?;
-    let session_options = SessionOptions {
-        loop_keys: options.loop_keys.clone(),
-        // A gateway cannot change the model a client asked for.
-        capabilities: Capabilities {
-            escalate: false,
-            ..Capabilities::default()
-        },
-        ..SessionOptions::default()
-    };
-    let mut session = Session::new(config, session_options);
-    let mut refusals = Vec::new();
-    let mut last_verdicts = Vec::new();
-    let mut guidance = None;
-    let rounds = &request.conversation.rounds;
-    for (index, round) in rounds.iter().enumerate() {
-        if round.after_user {
-            session.on_user_turn();
-        }
-        let calls = round
-            .calls
+impl Gateway {
+    /// Replays the conversation through the session engine as an in-process
+    /// adapter would have lived it: per turn, a user message before it lifts
+    /// a halt; the turn's calls are one round; the results of the calls the
+    /// engine let run feed it (a refused call's result is what the refusal
+    /// replaces); the guidance after the last turn goes with this request.
+    /// From the longest cached prefix, when there is one.
+    fn replay(&mut self, request: &Request) -> Result<Replay, String> {
+        let resolution = resolve_doom_loop_option(Some(&self.options.option));
+        let mut warnings = resolution.warnings;
+        let config = resolution
+            .result
+            .map_err(|e| format!("the option is invalid ({})", e.message()))?
+            .ok_or("the option turns detection off")?;
+        let session_options = SessionOptions {
+            loop_keys: self.options.loop_keys.clone(),
+            // A gateway cannot change the model a client asked for.
+            capabilities: Capabilities {
+                escalate: false,
+                ..Capabilities::default()
+            },
+            ..SessionOptions::default()
+        };
+        let rounds = &request.conversation.rounds;
+        let keys = if self.capacity > 0 {
+            prefix_keys(&self.seed, rounds)
+        } else {
+            Vec::new()
+        };
+        let cached = keys
             .iter()
             .enumerate()
-            .map(|(j, call)| Call {
-                id: JsString::from(format!("r{index}c{j}")),
-                tool_name: call.tool_name.clone(),
-                args: call.args.clone(),
-                malformed: call.malformed,
-                key: CallKey::Declared,
-            })
-            .collect();
-        let outcome = session.on_response(Response {
-            text: round.text.clone(),
-            calls,
-        });
-        let mut verdicts = outcome.verdicts;
-        for (call, decision) in round.calls.iter().zip(&outcome.decisions) {
-            if decision.action == CallAction::Refuse {
-                if let (Some(id), Some(text)) = (&call.id, &decision.message) {
-                    refusals.push(Refusal {
-                        id: id.clone(),
-                        text: text.clone(),
-                    });
-                }
-            } else if call.result.is_some() || call.failed {
-                verdicts.extend(session.on_result(&decision.id, call.result.as_ref(), call.failed));
+            .rev()
+            .find_map(|(i, key)| Some((i + 1, self.cache.get(key)?.clone())));
+        let (start, mut session, mut refusals, mut last_verdicts, mut guidance) = match cached {
+            Some((done, snapshot)) => (
+                done,
+                snapshot.session,
+                snapshot.refusals,
+                snapshot.last_verdicts,
+                snapshot.guidance,
+            ),
+            None => (0, Session::new(config, session_options), Vec::new(), Vec::new(), None),
+        };
+        for (index, round) in rounds.iter().enumerate().skip(start) {
+            if round.after_user {
+                session.on_user_turn();
             }
+            let calls = round
+                .calls
+                .iter()
+                .enumerate()
+                .map(|(j, call)| Call {
+                    id: JsString::from(format!("r{index}c{j}")),
+                    tool_name: call.tool_name.clone(),
+                    args: call.args.clone(),
+                    malformed: call.malformed,
+                    key: CallKey::Declared,
+                })
+                .collect();
+            let outcome = session.on_response(Response {
+                text: round.text.clone(),
+                calls,
+            });
+            let mut verdicts = outcome.verdicts;
+            for (call, decision) in round.calls.iter().zip(&outcome.decisions) {
+                if decision.action == CallAction::Refuse {
+                    if let (Some(id), Some(text)) = (&call.id, &decision.message) {
+                        refusals.push(Refusal {
+                            id: id.clone(),
+                            text: text.clone(),
+                        });
+                    }
+                } else if call.result.is_some() || call.failed {
+                    verdicts.extend(session.on_result(&decision.id, call.result.as_ref(), call.failed));
+                }
+            }
+            guidance = session.next_request().guidance;
+            last_verdicts = verdicts;
+            warnings.extend(session.take_warnings());
         }
-        guidance = session.next_request().guidance;
-        last_verdicts = verdicts;
-        warnings.extend(session.take_warnings());
+        if let Some(key) = keys.last().filter(|_| rounds.len() > start) {
+            self.remember(
+                key.clone(),
+                Snapshot {
+                    session: session.clone(),
+                    refusals: refusals.clone(),
+                    last_verdicts: last_verdicts.clone(),
+                    guidance: guidance.clone(),
+                },
+            );
+        }
+        if request.conversation.ends_with_user_turn {
+            session.on_user_turn();
+            last_verdicts.clear();
+            guidance = None;
+        }
+        Ok(Replay {
+            rounds: rounds.len(),
+            refusals,
+            last_verdicts,
+            guidance,
+            halt: session.halt().map(stop_text),
+            warnings,
+        })
     }
-    if request.conversation.ends_with_user_turn {
-        session.on_user_turn();
-        last_verdicts.clear();
-        guidance = None;
+
+    /// Keeps `snapshot` as the most recently used prefix, dropping the least
+    /// recently used past the capacity.
+    fn remember(&mut self, key: String, snapshot: Snapshot) {
+        self.cache.shift_remove(&key);
+        self.cache.insert(key, snapshot);
+        while self.cache.len() > self.capacity {
+            self.cache.shift_remove_index(0);
+        }
     }
-    Ok(Replay {
-        rounds: rounds.len(),
-        refusals,
-        last_verdicts,
-        guidance,
-        halt: session.halt().map(stop_text),
-        warnings,
-    })
+}
+
+/// The digest of each prefix of `rounds` (index i: rounds 0..=i), chained
+/// from `seed`: a round's text, user turn, and every call's tool, id,
+/// arguments and result.
+fn prefix_keys(seed: &str, rounds: &[doom_loop_trace::transcript::TranscriptRound]) -> Vec<String> {
+    let mut key = seed.to_string();
+    rounds
+        .iter()
+        .map(|round| {
+            let mut text = std::mem::take(&mut key);
+            text.push_str(if round.after_user { "\nU" } else { "\nR" });
+            text.push_str(&to_json(&round.text.clone().map_or(Value::Null, Value::String)));
+            for call in &round.calls {
+                text.push('\n');
+                text.push_str(&to_json(&Value::String(call.tool_name.clone())));
+                text.push_str(&to_json(&call.id.clone().map_or(Value::Null, Value::String)));
+                text.push_str(&to_json(&call.args));
+                text.push_str(if call.malformed { "m" } else { "w" });
+                text.push_str(&call.result.as_ref().map_or_else(|| "-".to_string(), to_json));
+                text.push_str(if call.failed { "f" } else { "o" });
+            }
+            key = sha256_hex(text.as_bytes());
+            key.clone()
+        })
+        .collect()
 }

@@ -6,10 +6,44 @@
 
 use doom_loop::json::write_json_string;
 use doom_loop::{Error, ErrorKind, JsString, Value};
-use doom_loop_gateway::{decide, Action, Api, GatewayOptions};
+use std::cell::RefCell;
+
+use doom_loop_gateway::{Action, Api, Gateway, GatewayOptions};
 use wasm_bindgen::prelude::*;
 
 use crate::{lowered, Result};
+
+/// Conversation prefixes kept per set of options: an agent's next request
+/// goes on from its previous one instead of replaying it whole.
+const PREFIXES: usize = 256;
+/// Sets of options with a cache of their own (a process usually has one).
+const CONFIGS: usize = 4;
+
+thread_local! {
+    /// The instance's gateways, most recently used last.
+    static GATEWAYS: RefCell<Vec<Gateway>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Decides with the cached gateway of `options` (made, and the least
+/// recently used one dropped, when there is none).
+fn decide_cached(api: Api, body: &[u8], options: GatewayOptions) -> doom_loop_gateway::Decision {
+    GATEWAYS.with(|gateways| {
+        let Ok(mut gateways) = gateways.try_borrow_mut() else {
+            // Re-entered (never, from JS): decide without the cache.
+            return doom_loop_gateway::decide(api, body, &options);
+        };
+        let mut gateway = match gateways.iter().position(|g| *g.options() == options) {
+            Some(at) => gateways.remove(at),
+            None => Gateway::new(options, PREFIXES),
+        };
+        let decision = gateway.decide(api, body);
+        gateways.push(gateway);
+        if gateways.len() > CONFIGS {
+            gateways.remove(0);
+        }
+        decision
+    })
+}
 
 fn push_string(s: &str, out: &mut String) {
     write_json_string(&JsString::from(s), out);
@@ -38,7 +72,7 @@ pub fn gateway_decide(api: &str, body: &[u8], option: Option<String>, loop_keys:
             _ => return Err(Error::new(ErrorKind::InvalidArgument, "loopKeys must be an object").into()),
         }
     }
-    let decision = decide(api, body, &options);
+    let decision = decide_cached(api, body, options);
     let mut out = String::from("{\"action\":");
     match &decision.action {
         Action::Forward => push_string("forward", &mut out),
