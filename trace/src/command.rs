@@ -163,7 +163,7 @@ enum Command {
     },
     /// Print the command that runs this doomloop, as `hook install` writes it: the native binary's absolute path, or `node` and the npm CLI's path
     Which,
-    /// Guard a coding agent: the hook command Claude Code or Gemini CLI runs around every tool call, and its installer
+    /// Guard a coding agent: the hook command Claude Code, Gemini CLI, Codex CLI or GitHub Copilot CLI runs around every tool call, and its installer
     Hook {
         #[command(subcommand)]
         command: HookCommand,
