@@ -29,19 +29,24 @@ const testFiles = {
   'test.sh': '#!/bin/sh\nv=$(cat value.txt)\nif [ "$v" = 4 ]; then echo "ok: 1 passed"; else echo "FAIL: expected 4, got $v"; exit 1; fi\n',
 };
 
+/** The loop of one identical failing call per response under the reference ladder: runs twice, refused at the 3rd to 5th, the 6th ends the session. */
+function refusedAtTheThirdStoppedAtTheSixth(run) {
+  assert.equal(run.code, 0, run.stderr);
+  // Six responses, each one call; the sixth halts the session: no seventh request.
+  assert.equal(run.requests.length, 6);
+  const seen = answers(run).slice(1).map((results) => results[0]?.text ?? '');
+  assert.match(seen[0], /No such file or directory/);
+  assert.match(seen[1], /No such file or directory/);
+  for (const [i, streak] of [[2, '3'], [3, '4'], [4, '5']]) {
+    assert.equal(seen[i].match(REFUSED)?.[1], streak, `call ${i + 1}: ${seen[i]}`);
+  }
+  assert.equal(run.result?.terminal_reason, 'hook_stopped', run.stdout);
+}
+
 describe('Claude Code', { concurrency: 3 }, () => {
   test('under the reference ladder (--option true) an identical failing command re-issued every turn is refused at the third call and the session ends at the sixth', { skip }, async () => {
     const run = await runClaude(() => ({ calls: [bash('cat missing.txt')] }), { hookArgs: ['--option', 'true'] });
-    assert.equal(run.code, 0, run.stderr);
-    // Six responses, each one call; the sixth halts the session: no seventh request.
-    assert.equal(run.requests.length, 6);
-    const seen = answers(run).slice(1).map((results) => results[0]?.text ?? '');
-    assert.match(seen[0], /No such file or directory/);
-    assert.match(seen[1], /No such file or directory/);
-    for (const [i, streak] of [[2, '3'], [3, '4'], [4, '5']]) {
-      assert.equal(seen[i].match(REFUSED)?.[1], streak, `call ${i + 1}: ${seen[i]}`);
-    }
-    assert.equal(run.result?.terminal_reason, 'hook_stopped', run.stdout);
+    refusedAtTheThirdStoppedAtTheSixth(run);
     const [file] = stateFiles(run.dirs);
     assert.match(file.state.halted, /invoked in 6 consecutive rounds/);
   });
@@ -51,15 +56,7 @@ describe('Claude Code', { concurrency: 3 }, () => {
       stream: true,
       setup: (dirs) => ({ args: ['--settings', writeHooks(dirs, ['PreToolUse', 'PostToolUse'], ['--option', 'true'])] }),
     });
-    assert.equal(run.code, 0, run.stderr);
-    assert.equal(run.requests.length, 6);
-    const seen = answers(run).slice(1).map((results) => results[0]?.text ?? '');
-    assert.match(seen[0], /No such file or directory/);
-    assert.match(seen[1], /No such file or directory/);
-    for (const [i, streak] of [[2, '3'], [3, '4'], [4, '5']]) {
-      assert.equal(seen[i].match(REFUSED)?.[1], streak, `call ${i + 1}: ${seen[i]}`);
-    }
-    assert.equal(run.result?.terminal_reason, 'hook_stopped', run.stdout);
+    refusedAtTheThirdStoppedAtTheSixth(run);
     const [file] = stateFiles(run.dirs);
     assert.equal(file.state.roundEndMissing, true);
     // Claude Code shows the hook's systemMessage to the user, once.

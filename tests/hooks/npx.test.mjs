@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { doomloop } from './agents.mjs';
-import { pre, failingLoop } from './scenario.mjs';
+import { pre, failingLoop, answer } from './scenario.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const npx = join(root, 'pkg/cli.mjs');
@@ -149,7 +149,7 @@ test('npx doomloop hook reads the same config files as the native hook: the proj
   for (const cli of ['native', 'npx']) {
     const answers = [];
     for (let i = 1; i <= 3; i++) {
-      answers.push(answer(run(cli, event('PreToolUse', `m${i}`, call(i)))));
+      answers.push(answer(run(cli, event('PreToolUse', `m${i}`, call(i))).stdout));
       assert.equal(run(cli, event('PostToolBatch', `m${i}`, { tool_calls: [{ ...call(i), tool_use_id: `m${i}`, tool_response: 'not found' }] })).stderr, '');
     }
     // Three calls differing only in request_id are one call: the third is refused.
