@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/.tools/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 CORPUS ?= vectors/reference
 CARGO ?= cargo
 
-.PHONY: all tools fmt-check test-tools build demo test test-rust test-js test-runtimes test-types test-docs test-wasm test-pkg test-bundlers test-hooks test-features package-test conformance clippy bench bench-eval figures fuzz differential playground clean measure-recommended measure-peers
+.PHONY: all tools fmt-check test-tools build demo test test-rust test-js test-runtimes test-types test-docs test-wasm test-pkg test-bundlers test-hooks test-features test-python package-test conformance clippy bench bench-eval figures fuzz differential playground clean measure-recommended measure-peers
 
 all: build
 
@@ -43,6 +43,7 @@ test: test-tools build test-rust clippy fmt-check
 	@$(MAKE) --no-print-directory test-bundlers
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-15}
 	@$(MAKE) --no-print-directory test-features
+	@$(MAKE) --no-print-directory test-python
 	@$(MAKE) --no-print-directory package-test
 
 test-rust:
@@ -54,6 +55,12 @@ test-rust:
 test-features:
 	$(CARGO) test -p doom-loop --all-features --quiet
 	$(CARGO) clippy -p doom-loop --all-features --all-targets --quiet -- -D warnings
+
+## The Python wheel (python/, PyO3 + maturin from PyPI, pinned): built for
+## this host, installed in a fresh venv, tests/python run through it (the
+## corpora, a state crossing to and from the npm package, bad input).
+test-python: build
+	@bash scripts/test-python.sh
 
 ## The published crate on its own: cargo package, unpack, test offline.
 package-test:

@@ -96,6 +96,52 @@ impl Decision {
             log,
         }
     }
+
+    /// The decision as JSON, for the bindings (wasm, Python): `{action:
+    /// "forward"|"rewrite"|"answer", body?, contentType?, headers: [[name,
+    /// value]], log: [line]}`.
+    pub fn to_json(&self) -> String {
+        let mut out = String::from("{\"action\":");
+        match &self.action {
+            Action::Forward => push_string("forward", &mut out),
+            Action::Rewrite(body) => {
+                push_string("rewrite", &mut out);
+                out.push_str(",\"body\":");
+                push_string(body, &mut out);
+            }
+            Action::Answer(answer) => {
+                push_string("answer", &mut out);
+                out.push_str(",\"contentType\":");
+                push_string(answer.content_type, &mut out);
+                out.push_str(",\"body\":");
+                push_string(&answer.body, &mut out);
+            }
+        }
+        out.push_str(",\"headers\":[");
+        for (i, (name, value)) in self.headers.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push('[');
+            push_string(name, &mut out);
+            out.push(',');
+            push_string(value, &mut out);
+            out.push(']');
+        }
+        out.push_str("],\"log\":[");
+        for (i, line) in self.log.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            push_string(line, &mut out);
+        }
+        out.push_str("]}");
+        out
+    }
+}
+
+fn push_string(s: &str, out: &mut String) {
+    doom_loop::json::write_json_string(&JsString::from(s), out);
 }
 
 /// Decides one request of `api` whose body is `body`: a pure function of

@@ -62,6 +62,7 @@
 //! # Ok::<(), doom_loop::Error>(())
 //! ```
 
+mod lowered;
 mod persist;
 
 use indexmap::IndexMap;

@@ -4,11 +4,10 @@
 //! fetch handler, `doomloop proxy` and the Worker template are glue over
 //! this one call; the decision itself is `doom_loop_gateway::decide`.
 
-use doom_loop::json::write_json_string;
-use doom_loop::{Error, ErrorKind, JsString, Value};
+use doom_loop::{Error, ErrorKind, Value};
 use std::cell::RefCell;
 
-use doom_loop_gateway::{Action, Api, Gateway, GatewayOptions};
+use doom_loop_gateway::{Api, Gateway, GatewayOptions};
 use wasm_bindgen::prelude::*;
 
 use crate::{lowered, Result};
@@ -45,10 +44,6 @@ fn decide_cached(api: Api, body: &[u8], options: GatewayOptions) -> doom_loop_ga
     })
 }
 
-fn push_string(s: &str, out: &mut String) {
-    write_json_string(&JsString::from(s), out);
-}
-
 /// Decides one request: `api` is `chat`, `responses` or `anthropic`,
 /// `option` and `loop_keys` the JSON text of the `doomLoop` option
 /// (`undefined`: `RECOMMENDED_DOOM_LOOP_OPTION`) and of the per-tool loop
@@ -72,43 +67,7 @@ pub fn gateway_decide(api: &str, body: &[u8], option: Option<String>, loop_keys:
             _ => return Err(Error::new(ErrorKind::InvalidArgument, "loopKeys must be an object").into()),
         }
     }
-    let decision = decide_cached(api, body, options);
-    let mut out = String::from("{\"action\":");
-    match &decision.action {
-        Action::Forward => push_string("forward", &mut out),
-        Action::Rewrite(body) => {
-            push_string("rewrite", &mut out);
-            out.push_str(",\"body\":");
-            push_string(body, &mut out);
-        }
-        Action::Answer(answer) => {
-            push_string("answer", &mut out);
-            out.push_str(",\"contentType\":");
-            push_string(answer.content_type, &mut out);
-            out.push_str(",\"body\":");
-            push_string(&answer.body, &mut out);
-        }
-    }
-    out.push_str(",\"headers\":[");
-    for (i, (name, value)) in decision.headers.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push('[');
-        push_string(name, &mut out);
-        out.push(',');
-        push_string(value, &mut out);
-        out.push(']');
-    }
-    out.push_str("],\"log\":[");
-    for (i, line) in decision.log.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        push_string(line, &mut out);
-    }
-    out.push_str("]}");
-    Ok(out)
+    Ok(decide_cached(api, body, options).to_json())
 }
 
 /// The API a request speaks (`chat`, `responses`, `anthropic`) from its

@@ -3,11 +3,11 @@
 //! lowered JS values; every answer is JSON `{"value": …, "warnings": […]}`
 //! (`warnings` only when there are some: the host prints them).
 
-use doom_loop::json::{write_json_string, Object, Value};
+use doom_loop::json::{write_json_string, Value};
 use doom_loop::session::{
-    verdicts_json, Call, CallAction, CallKey, Capabilities, Decision, Response, Session as CoreSession, SessionOptions,
+    verdicts_json, Call, CallAction, CallKey, Decision, Response, Session as CoreSession, SessionOptions,
 };
-use doom_loop::{Error, ErrorKind, JsString, ResolvedConfig};
+use doom_loop::{JsString, ResolvedConfig};
 use wasm_bindgen::prelude::*;
 
 use doom_loop::fingerprint::fingerprint_lowered_prefix;
@@ -17,96 +17,6 @@ use crate::{
     io_in_use, io_write, js_text, json_strings, lowered, lowered_from_io, lowered_string, read_io, with_io_buffer,
     Result,
 };
-
-fn invalid(message: &str) -> Error {
-    Error::new(ErrorKind::Type, message)
-}
-
-fn field<'a>(object: &'a Object, name: &str) -> Option<&'a Value> {
-    object
-        .get(name)
-        .filter(|v| !matches!(v, Value::Undefined | Value::Null))
-}
-
-fn options_from(value: &Value) -> SessionOptions {
-    let Some(object) = value.as_object() else {
-        return SessionOptions::default();
-    };
-    let loop_keys = field(object, "loopKeys")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    let caps = field(object, "capabilities").and_then(Value::as_object);
-    // A capability is there unless the host says `false`.
-    let has = |name: &str| !matches!(caps.and_then(|c| c.get(name)), Some(Value::Bool(false)));
-    let loop_effects = field(object, "loopEffects")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    SessionOptions {
-        loop_keys,
-        loop_effects,
-        capabilities: Capabilities {
-            refuse: has("refuse"),
-            stop: has("stop"),
-            steer: has("steer"),
-            escalate: has("escalate"),
-        },
-    }
-}
-
-/// A call from `{id, toolName, args, malformed?, key?}`: `key` is
-/// `"exempt"` or `{material}` when the host resolved the identity.
-fn call_from(value: Value) -> std::result::Result<Call, Error> {
-    // Taken apart, not copied: the arguments move into the call.
-    let Value::Object(mut object) = value else {
-        return Err(invalid("a session call must be an object"));
-    };
-    let string = |name: &str| match object.get(name) {
-        Some(Value::String(s)) => Some(s.clone()),
-        _ => None,
-    };
-    let tool_name = string("toolName").ok_or_else(|| invalid("a session call needs a string toolName"))?;
-    let id = string("id").unwrap_or_default();
-    let key = match object.get("key") {
-        Some(Value::String(s)) if *s == "exempt" => CallKey::Exempt,
-        // The shim's fingerprint of arguments it did not send (no loopKey applies).
-        Some(Value::Object(key)) => match key.get("fingerprint") {
-            Some(Value::String(fingerprint)) => CallKey::Fingerprint(fingerprint.clone()),
-            _ => CallKey::Material(key.get("material").cloned().unwrap_or(Value::Undefined)),
-        },
-        _ => CallKey::Declared,
-    };
-    let malformed = object.get("malformed").is_some_and(Value::is_truthy);
-    Ok(Call {
-        id,
-        tool_name,
-        args: object.remove("args").unwrap_or(Value::Undefined),
-        malformed,
-        key,
-    })
-}
-
-/// A response from its lowered tree `{text, calls}`.
-fn response_from(value: Value) -> std::result::Result<Response, Error> {
-    let Value::Object(mut object) = value else {
-        return Err(invalid("a response must be an object"));
-    };
-    let text = match object.remove("text") {
-        Some(Value::String(s)) => Some(s),
-        _ => None,
-    };
-    let calls = calls_from(object.remove("calls").unwrap_or(Value::Undefined))?;
-    Ok(Response { text, calls })
-}
-
-fn calls_from(value: Value) -> std::result::Result<Vec<Call>, Error> {
-    match value {
-        Value::Array(items) => items.into_iter().map(call_from).collect(),
-        Value::Undefined | Value::Null => Ok(Vec::new()),
-        _ => Err(invalid("session calls must be an array")),
-    }
-}
 
 // --- The fast read --------------------------------------------------------
 //
@@ -373,7 +283,7 @@ impl Session {
     #[wasm_bindgen(constructor)]
     pub fn new(config: &str, options: &str, state: &str) -> Result<Session> {
         let config = ResolvedConfig::from_value(&lowered(config)?)?;
-        let options = options_from(&lowered(options)?);
+        let options = SessionOptions::from_value(&lowered(options)?);
         let inner = match lowered(state)? {
             Value::Undefined => CoreSession::new(config, options),
             state => CoreSession::restore(config, options, &state),
@@ -399,7 +309,7 @@ impl Session {
         });
         let response = match fast {
             Some(response) => response,
-            None => response_from(lowered_from_io(text_len, strings_len, strings_count)?)?,
+            None => Response::from_value(lowered_from_io(text_len, strings_len, strings_count)?)?,
         };
         let outcome = self.inner.on_response(response);
         // Compact only when it carries nothing but its round and plain
@@ -420,7 +330,7 @@ impl Session {
         });
         let call = match fast {
             Some(call) => call,
-            None => call_from(lowered_from_io(text_len, strings_len, strings_count)?)?,
+            None => Call::from_value(lowered_from_io(text_len, strings_len, strings_count)?)?,
         };
         let decision = self.inner.on_call(call);
         let round = self.inner.round();
@@ -521,9 +431,11 @@ impl Session {
     /// the next round, halt the run?
     #[wasm_bindgen(js_name = wouldHalt)]
     pub fn would_halt(&self, text_len: usize, strings_len: usize, strings_count: usize) -> Result<bool> {
-        Ok(self
-            .inner
-            .would_halt(&calls_from(lowered_from_io(text_len, strings_len, strings_count)?)?))
+        Ok(self.inner.would_halt(&Call::list_from_value(lowered_from_io(
+            text_len,
+            strings_len,
+            strings_count,
+        )?)?))
     }
 
     /// The queued guidance (a JSON string or null), consumed.

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The Python package: builds the wheel for this host with maturin (from
+# PyPI, pinned, in a scratch venv under target/python/), installs it with
+# the pinned test dependencies into a fresh venv, and runs tests/python
+# (the conformance corpora through the wheel, the cross-language state,
+# bad input). The dev profile: a release build of the PyO3 module costs
+# minutes on two cores and the suite does not time anything.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+MATURIN_VERSION=1.16.0
+PYTEST_VERSION=9.2.0
+HYPOTHESIS_VERSION=6.170.15
+PY="${PYTHON:-python3}"
+OUT=target/python
+export CARGO_TARGET_DIR="$ROOT/$OUT/cargo"
+
+if [ "$("$OUT/build-venv/bin/maturin" --version 2>/dev/null)" != "maturin $MATURIN_VERSION" ]; then
+  rm -rf "$OUT/build-venv"
+  "$PY" -m venv "$OUT/build-venv"
+  "$OUT/build-venv/bin/pip" install --quiet --disable-pip-version-check "maturin==$MATURIN_VERSION"
+fi
+
+(cd python && cargo fmt --check && cargo clippy --quiet --all-targets -- -D warnings)
+rm -rf "$OUT/wheels"
+(cd python && "$ROOT/$OUT/build-venv/bin/maturin" build --quiet --profile dev -o "$ROOT/$OUT/wheels")
+wheel=$(ls "$OUT"/wheels/doom_loop-*.whl)
+
+rm -rf "$OUT/test-venv"
+"$PY" -m venv "$OUT/test-venv"
+"$OUT/test-venv/bin/pip" install --quiet --disable-pip-version-check \
+  "pytest==$PYTEST_VERSION" "hypothesis==$HYPOTHESIS_VERSION" "$wheel"
+
+# From the tests' folder, so `import doom_loop` is the installed wheel's
+# (python/doom_loop is not on the path); exit 5 (no tests ran) fails too.
+cd tests/python
+status=0
+"$ROOT/$OUT/test-venv/bin/python" -m pytest -q -p no:cacheprovider "$@" || status=$?
+if [ "$status" -eq 5 ]; then echo "test-python: no tests ran" >&2; exit 1; fi
+exit "$status"
