@@ -33,6 +33,7 @@ __all__ = [
     "DoomLoopError",
     "DoomLoopMonitor",
     "DoomLoopSession",
+    "Gateway",
     "JsonText",
     "UNDEFINED",
     "RECOMMENDED_DOOM_LOOP_OPTION",
@@ -361,7 +362,8 @@ class DoomLoopSession:
 
     ``doom_loop``: the option (``True``: the reference's defaults;
     ``RECOMMENDED_DOOM_LOOP_OPTION``; ``False``: off). ``loop_keys``: per
-    tool, a field list or ``False``. ``state``: a persisted ``get_state()``
+    tool, a field list or ``False``. ``loop_effects``: per tool, its declared
+    effect (docs/detectors.md). ``state``: a persisted ``get_state()``
     (``dict`` or JSON text, from any language). ``capabilities``: what the
     host can do (``refuse``, ``stop``, ``steer``, ``escalate``; each on
     unless ``False``). ``on_detected``: called with each new verdict.
@@ -375,6 +377,7 @@ class DoomLoopSession:
         doom_loop: Any = True,
         *,
         loop_keys: Optional[Mapping[str, Any]] = None,
+        loop_effects: Optional[Mapping[str, Any]] = None,
         state: Any = None,
         capabilities: Optional[Mapping[str, bool]] = None,
         on_detected: Optional[Callable[[dict], None]] = None,
@@ -386,7 +389,11 @@ class DoomLoopSession:
         self._seen = 0
         if config is None:
             return
-        options = {"loopKeys": dict(loop_keys or {}), "capabilities": dict(capabilities or {})}
+        options = {
+            "loopKeys": dict(loop_keys or {}),
+            "loopEffects": dict(loop_effects or {}),
+            "capabilities": dict(capabilities or {}),
+        }
         self._inner = _core.Session(
             _lower(config, ascii_only=True),
             _lower(options, ascii_only=True),
@@ -551,3 +558,21 @@ def gateway_decide(
     if isinstance(body, bytearray):
         body = bytes(body)
     return json.loads(_core.gateway_decide(api, body, lowered_option, lowered_keys))
+
+
+class Gateway:
+    """:func:`gateway_decide` with a cache of conversation prefixes (up to
+    ``capacity``): the same decisions, an agent's next request going on from
+    its previous one instead of replaying the whole conversation. One per
+    process serves every conversation (they are told apart by content)."""
+
+    def __init__(self, option: Any = None, loop_keys: Optional[Mapping[str, Any]] = None, capacity: int = 256) -> None:
+        lowered_option = None if option is None else _lower(option, ascii_only=True)
+        lowered_keys = None if loop_keys is None else _lower(loop_keys, ascii_only=True)
+        self._inner = _core.Gateway(lowered_option, lowered_keys, capacity)
+
+    def decide(self, api: str, body: Union[str, bytes, bytearray]) -> dict:
+        """Decides one request (as :func:`gateway_decide`)."""
+        if isinstance(body, bytearray):
+            body = bytes(body)
+        return json.loads(self._inner.decide(api, body))

@@ -404,7 +404,7 @@ impl Session {
 #[pymethods]
 impl Session {
     /// A session over a resolved config (JSON), lowered options
-    /// `{loopKeys, capabilities}` and a lowered state (`None`: fresh).
+    /// `{loopKeys, loopEffects, capabilities}` and a lowered state (`None`: fresh).
     #[new]
     #[pyo3(signature = (config, options, state=None))]
     fn new(config: &str, options: &str, state: Option<&str>) -> Result<Session> {
@@ -572,20 +572,7 @@ impl Session {
 
 // --- The gateway ------------------------------------------------------------
 
-/// Decides one LLM API request (`chat`, `responses` or `anthropic`):
-/// `option` and `loop_keys` are lowered (`None`: the recommended option,
-/// no loop keys). JSON `{action, body?, contentType?, headers, log}`.
-#[pyfunction]
-#[pyo3(signature = (api, body, option=None, loop_keys=None))]
-fn gateway_decide(
-    py: Python<'_>,
-    api: &str,
-    body: &Bound<'_, PyAny>,
-    option: Option<&str>,
-    loop_keys: Option<&str>,
-) -> Result<String> {
-    let api =
-        Api::from_name(api).ok_or_else(|| invalid(format!("unknown API {api:?}: chat, responses or anthropic")))?;
+fn gateway_options(option: Option<&str>, loop_keys: Option<&str>) -> Result<GatewayOptions> {
     let mut options = GatewayOptions::default();
     if let Some(option) = option {
         options.option = lowered(option)?;
@@ -596,12 +583,61 @@ fn gateway_decide(
             _ => return Err(invalid("loop_keys must be an object")),
         }
     }
-    let body: Vec<u8> = if let Ok(b) = body.cast::<PyBytes>() {
-        b.as_bytes().to_vec()
-    } else {
-        text_of(body, "body")?.into_owned().into_bytes()
-    };
+    Ok(options)
+}
+
+fn api_of(api: &str) -> Result<Api> {
+    Api::from_name(api).ok_or_else(|| invalid(format!("unknown API {api:?}: chat, responses or anthropic")))
+}
+
+fn body_of(body: &Bound<'_, PyAny>) -> Result<Vec<u8>> {
+    if let Ok(b) = body.cast::<PyBytes>() {
+        return Ok(b.as_bytes().to_vec());
+    }
+    Ok(text_of(body, "body")?.into_owned().into_bytes())
+}
+
+/// Decides one LLM API request (`chat`, `responses` or `anthropic`) by
+/// replaying its whole conversation: `option` and `loop_keys` are lowered
+/// (`None`: the recommended option, no loop keys). JSON `{action, body?,
+/// contentType?, headers, log}`.
+#[pyfunction]
+#[pyo3(signature = (api, body, option=None, loop_keys=None))]
+fn gateway_decide(
+    py: Python<'_>,
+    api: &str,
+    body: &Bound<'_, PyAny>,
+    option: Option<&str>,
+    loop_keys: Option<&str>,
+) -> Result<String> {
+    let (api, options, body) = (api_of(api)?, gateway_options(option, loop_keys)?, body_of(body)?);
     Ok(detached(py, body.len(), move || decide(api, &body, &options).to_json()))
+}
+
+/// The gateway with its cache of conversation prefixes (`Gateway` of
+/// doom-loop-gateway): the same decisions as `gateway_decide`, an agent's
+/// next request going on from its previous one instead of a whole replay.
+#[pyclass(module = "doom_loop._core")]
+struct Gateway {
+    inner: doom_loop_gateway::Gateway,
+}
+
+#[pymethods]
+impl Gateway {
+    #[new]
+    #[pyo3(signature = (option=None, loop_keys=None, capacity=256))]
+    fn new(option: Option<&str>, loop_keys: Option<&str>, capacity: usize) -> Result<Gateway> {
+        Ok(Gateway {
+            inner: doom_loop_gateway::Gateway::new(gateway_options(option, loop_keys)?, capacity),
+        })
+    }
+
+    /// Decides one request (JSON, as `gateway_decide`).
+    fn decide(&mut self, py: Python<'_>, api: &str, body: &Bound<'_, PyAny>) -> Result<String> {
+        let (api, body) = (api_of(api)?, body_of(body)?);
+        let inner = &mut self.inner;
+        Ok(detached(py, body.len(), move || inner.decide(api, &body).to_json()))
+    }
 }
 
 /// The native module.
@@ -621,5 +657,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gateway_decide, m)?)?;
     m.add_class::<Monitor>()?;
     m.add_class::<Session>()?;
+    m.add_class::<Gateway>()?;
     Ok(())
 }
