@@ -37,7 +37,7 @@
 //! recent fingerprints' last calls. Bounded plain JSON; restore drops
 //! anything malformed, never fails.
 
-use crate::detectors::{evidence_key, EvidenceKey};
+use crate::detectors::{evidence_key, restored_count as count, EvidenceKey, MAX_COUNT};
 use crate::js_string::JsString;
 use crate::json::{Object, Value};
 
@@ -45,12 +45,11 @@ use crate::json::{Object, Value};
 pub const MAX_SEEN: usize = 64;
 /// Fingerprints tracked per tool (least recently called go first).
 pub const MAX_FINGERPRINTS: usize = 32;
-/// Tools tracked, in each of the two lists (least recently active go first).
-pub const MAX_TOOLS: usize = 64;
+/// Tools tracked, in each of the two lists (least recently active go
+/// first): the bound every opt-in evidence shares ([`crate::detectors::MAX_TOOLS`]).
+pub const MAX_TOOLS: usize = crate::detectors::MAX_TOOLS;
 /// Writes awaiting their result (the oldest are counted first).
 const MAX_PENDING: usize = 64;
-/// Largest count a restored entry keeps (as the reference's streaks).
-const MAX_COUNT: f64 = 1_000_000.0;
 
 /// A tool's declared effect on the world its calls observe.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -388,13 +387,6 @@ impl EffectsState {
         state.calls.drain(..excess);
         state
     }
-}
-
-fn count(value: Option<&Value>) -> Option<f64> {
-    value
-        .and_then(Value::as_f64)
-        .filter(|n| n.is_finite() && *n >= 0.0)
-        .map(|n| n.floor().min(MAX_COUNT))
 }
 
 fn restore_entry(fingerprint: &JsString, entry: &Value, state: &EffectsState) -> Option<EffectEntry> {

@@ -44,6 +44,18 @@ pub const MAX_TOOLS: usize = 16;
 /// size it was with all 64 digits.
 pub const EVIDENCE_KEY_DIGITS: usize = 16;
 
+/// Largest count a restored evidence entry keeps (as the reference's streaks).
+pub(crate) const MAX_COUNT: f64 = 1_000_000.0;
+
+/// A count read back from persisted evidence: a finite number ≥ 0, floored
+/// and clamped to [`MAX_COUNT`]; anything else is no count.
+pub(crate) fn restored_count(value: Option<&crate::json::Value>) -> Option<f64> {
+    value
+        .and_then(crate::json::Value::as_f64)
+        .filter(|n| n.is_finite() && *n >= 0.0)
+        .map(|n| n.floor().min(MAX_COUNT))
+}
+
 /// The key under which the opt-in evidence stores a string: the first
 /// [`EVIDENCE_KEY_DIGITS`] digits of a SHA-256 hex digest (a call's
 /// fingerprint, a result's identity, or one read back from a state written

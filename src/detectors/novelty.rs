@@ -41,7 +41,7 @@
 //! last two result identities. Bounded plain JSON; restore drops anything
 //! malformed, never fails.
 
-use crate::detectors::{evidence_key, EvidenceKey};
+use crate::detectors::{evidence_key, restored_count as count, EvidenceKey, MAX_COUNT};
 use crate::js_string::JsString;
 use crate::json::{Object, Value};
 use crate::outcome::mask_digits;
@@ -52,8 +52,6 @@ pub const MAX_SEEN: usize = 64;
 pub const MAX_FINGERPRINTS: usize = 32;
 /// Tools tracked (least recently active go first).
 pub const MAX_TOOLS: usize = crate::detectors::MAX_TOOLS;
-/// Largest count a restored entry keeps (as the reference's streaks).
-const MAX_COUNT: f64 = 1_000_000.0;
 
 /// The novelty rule's parameters.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -336,13 +334,6 @@ impl NoveltyState {
         state.tools.drain(..excess);
         state
     }
-}
-
-fn count(value: Option<&Value>) -> Option<f64> {
-    value
-        .and_then(Value::as_f64)
-        .filter(|n| n.is_finite() && *n >= 0.0)
-        .map(|n| n.floor().min(MAX_COUNT))
 }
 
 fn bounded_strings(items: &[Value], max: usize) -> Vec<JsString> {

@@ -39,7 +39,7 @@
 
 use indexmap::IndexMap;
 
-use crate::detectors::{evidence_key, EvidenceKey};
+use crate::detectors::{evidence_key, restored_count, EvidenceKey};
 use crate::js_string::JsString;
 use crate::json::{Object, Value};
 
@@ -49,8 +49,6 @@ pub const MAX_RECENT: usize = 8;
 pub const MAX_FINGERPRINTS: usize = 32;
 /// Tools tracked; the least recently active goes first.
 pub const MAX_TOOLS: usize = crate::detectors::MAX_TOOLS;
-/// Largest count a restored entry keeps (as the reference's streaks).
-const MAX_COUNT: f64 = 1_000_000.0;
 
 /// The outcome rule's parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -335,13 +333,7 @@ impl OutcomeState {
 
 fn restore_entry(fingerprint: &JsString, entry: &Value) -> Option<OutcomeEntry> {
     let object = entry.as_object()?;
-    let count = |name: &str| {
-        object
-            .get(name)
-            .and_then(Value::as_f64)
-            .filter(|n| n.is_finite() && *n >= 0.0)
-            .map(|n| n.floor().min(MAX_COUNT))
-    };
+    let count = |name: &str| restored_count(object.get(name));
     let Some(Value::Array(items)) = object.get("recent") else {
         return None;
     };

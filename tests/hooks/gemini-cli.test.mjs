@@ -13,6 +13,13 @@ const shell = (command) => ({ name: 'run_shell_command', args: { command } });
 const REFUSED = /^Tool execution blocked: Doom loop suspected: tool "run_shell_command" was invoked in (\d+) consecutive rounds/;
 
 /** The text a function response carries (Gemini CLI: `output`, or `error`). */
+/** Runs `sh test.sh`, then raises value.txt by one with `replace` before each re-run, until turn `done`. */
+const raiseAndRetest = (done) => (body, turn, dirs) => {
+  if (turn >= done) return 'the test passes';
+  if (turn % 2 === 0) return { calls: [shell('sh test.sh')] };
+  const from = (turn + 1) / 2;
+  return { calls: [{ name: 'replace', args: { file_path: `${dirs.scratch}/value.txt`, old_string: String(from), new_string: String(from + 1), instruction: 'raise the value by one' } }] };
+};
 const textOf = (r) => {
   const resp = r?.response ?? {};
   return typeof resp.output === 'string' ? resp.output : typeof resp.error === 'string' ? resp.error : JSON.stringify(resp);
@@ -54,12 +61,7 @@ describe('Gemini CLI', { concurrency: 3 }, () => {
       'value.txt': '1\n',
       'test.sh': '#!/bin/sh\nv=$(cat value.txt)\nif [ "$v" = 4 ]; then echo "ok: 1 passed"; else echo "FAIL: expected 4, got $v"; exit 1; fi\n',
     };
-    const run = await runGemini((body, turn, dirs) => {
-      if (turn >= 7) return 'the test passes';
-      if (turn % 2 === 0) return { calls: [shell('sh test.sh')] };
-      const from = (turn + 1) / 2;
-      return { calls: [{ name: 'replace', args: { file_path: `${dirs.scratch}/value.txt`, old_string: String(from), new_string: String(from + 1), instruction: 'raise the value by one' } }] };
-    }, { files });
+    const run = await runGemini(raiseAndRetest(7), { files });
     assert.equal(run.code, 0, run.stderr);
     const texts = answers(run).flat().map(textOf);
     assert.ok(!texts.some((t) => REFUSED.test(t)), texts.join('\n'));
@@ -72,12 +74,7 @@ describe('Gemini CLI', { concurrency: 3 }, () => {
       'value.txt': '1\n',
       'test.sh': '#!/bin/sh\nif [ "$(cat value.txt)" = 3 ]; then echo "ok: 1 passed"; else echo "FAIL: the value is too small"; exit 1; fi\n',
     };
-    const run = await runGemini((body, turn, dirs) => {
-      if (turn >= 5) return 'the test passes';
-      if (turn % 2 === 0) return { calls: [shell('sh test.sh')] };
-      const from = (turn + 1) / 2;
-      return { calls: [{ name: 'replace', args: { file_path: `${dirs.scratch}/value.txt`, old_string: String(from), new_string: String(from + 1), instruction: 'raise the value by one' } }] };
-    }, { files });
+    const run = await runGemini(raiseAndRetest(5), { files });
     assert.equal(run.code, 0, run.stderr);
     const texts = answers(run).flat().map(textOf);
     assert.equal(texts.filter((t) => t.includes('FAIL: the value is too small')).length, 2, texts.join('\n'));
