@@ -25,8 +25,8 @@ pub mod repetition;
 
 use crate::js_string::JsString;
 
-/// Tools whose outcome and novelty evidence is kept (each detector its
-/// own, the least recently active tool evicted first). The evidence is per
+/// Tools whose outcome, novelty and effect evidence is kept (each detector
+/// its own, the least recently active tool evicted first). The evidence is per
 /// tool and bounded per tool, so this bounds it in total: a tool at every
 /// per-tool cap persists about 7.5 kB of outcome and 5.5 kB of novelty
 /// evidence, and a run under `RECOMMENDED_DOOM_LOOP_OPTION` reads, replays
