@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/.tools/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 CORPUS ?= vectors/reference
 CARGO ?= cargo
 
-.PHONY: all tools fmt-check test-tools build demo test test-rust test-js test-runtimes test-types test-docs test-wasm test-pkg test-bundlers test-hooks test-features test-python package-test conformance clippy bench bench-eval figures fuzz differential playground clean measure-recommended measure-peers
+.PHONY: all tools release fmt-check test-tools build demo test test-rust test-js test-runtimes test-types test-docs test-wasm test-pkg test-bundlers test-hooks test-features test-python package-test conformance clippy bench bench-eval figures fuzz differential playground clean measure-recommended measure-peers
 
 all: build
 
@@ -166,6 +166,16 @@ bench: build
 	node benches/js/session.mjs
 	node benches/js/gateway.mjs --json target/bench-gateway.json
 	node benches/js/targets.mjs target/bench-peers.json target/bench-startup.json target/criterion target/bench-hook.json --json target/bench-targets.json
+
+## Every npm tarball of a release in target/release-pkgs/: the main package
+## and one native platform package per npm/<platform>/ (linux-x64/arm64
+## static musl, darwin-x64/arm64, win32-x64), cross-built with zig as the
+## linker (install-tools.sh's `cross` step: rustup targets, ziglang and
+## cargo-zigbuild from PyPI, qemu-user and Wine from Debian), each binary's
+## format checked and, where this machine can run it (natively, qemu,
+## Wine), the hook scenario run. Not part of `make test`.
+release:
+	@bash scripts/release.sh
 
 ## The whole shared trajectory set evaluated under the reference defaults,
 ## timed natively (release) and through the package's wasm (median of five).

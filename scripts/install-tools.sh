@@ -10,9 +10,18 @@
 # and system-wide (needs root or sudo):
 #   rustup target wasm32-unknown-unknown
 #   Debian chromium + chromium-driver (apt)
+# and, for `make release` only (step `cross`, not in the default set):
+#   rustup targets of the native platform packages (npm/*/package.json's rustTarget)
+#   .tools/cross/ a Python venv with ziglang and cargo-zigbuild from PyPI (pinned
+#                 below: ZIGLANG_VERSION, CARGO_ZIGBUILD_VERSION); .tools/bin/zig
+#                 and .tools/bin/cargo-zigbuild link into it
+#   Debian qemu-user (runs the linux-arm64 binary), file, and wine64 when
+#   Debian has it (runs the win32-x64 binary; the release checks its format
+#   only where Wine cannot start it)
 #
 # Usage: scripts/install-tools.sh [STEP...]
-#   STEP is any of: rust wasm-bindgen wasm-pack npm chromium   (default: all of them)
+#   STEP is any of: rust wasm-bindgen wasm-pack npm chromium cross
+#   (default: all of them but cross)
 # Environment:
 #   DOOM_LOOP_TOOLS_CACHE=DIR  machine-wide cache of the built wasm-bindgen-cli
 #     and wasm-pack binaries (DIR/wasm-bindgen-cli-<V>/, DIR/wasm-pack-<V>/;
@@ -46,13 +55,13 @@ log()  { printf '[install-tools] %s\n' "$*" >&2; }
 die()  { printf '[install-tools] ERROR: %s\n' "$*" >&2; exit 1; }
 took() { log "$1 done in $(( SECONDS - $2 ))s"; }
 
-want() {  # want STEP -> true if STEP was requested (or no steps were given)
-  [ "${#STEPS[@]}" -eq 0 ] && return 0
+want() {  # want STEP -> true if STEP was requested (or no steps were given, but cross)
+  [ "${#STEPS[@]}" -eq 0 ] && [ "$1" != cross ] && return 0
   local s; for s in "${STEPS[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1
 }
 STEPS=("$@")
 for s in "${STEPS[@]}"; do
-  case "$s" in rust|wasm-bindgen|wasm-pack|npm|chromium) ;; *) die "unknown step '$s' (expected: rust wasm-bindgen wasm-pack npm chromium)";; esac
+  case "$s" in rust|wasm-bindgen|wasm-pack|npm|chromium|cross) ;; *) die "unknown step '$s' (expected: rust wasm-bindgen wasm-pack npm chromium cross)";; esac
 done
 
 as_root() {
@@ -246,6 +255,44 @@ if want chromium; then
   fi
   log "chromium: $(/usr/bin/chromium --version 2>/dev/null || echo 'NOT WORKING')"
   log "chromium: launch flags: --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update --disable-sync --no-first-run"
+fi
+
+# ---------------------------------------------------------------------- cross
+# The cross toolchain of `make release` (scripts/release.sh): the Rust
+# targets of the platform packages, zig as the linker for every one of them
+# (cargo-zigbuild: static musl for Linux, Mach-O for macOS, PE for Windows,
+# from this one Linux machine), both prebuilt from PyPI (seconds, where
+# `cargo install cargo-zigbuild` compiles for minutes); qemu-user and Wine
+# run the foreign binaries the release checks.
+ZIGLANG_VERSION=0.17.0
+CARGO_ZIGBUILD_VERSION=0.24.0
+if want cross; then
+  t=$SECONDS
+  command -v rustup >/dev/null 2>&1 || die "rustup not found; cannot add the release targets"
+  targets="$(sed -n 's/.*"rustTarget": "\(.*\)".*/\1/p' npm/*/package.json | sort)"
+  missing="$(comm -23 <(echo "$targets") <(rustup target list --installed | sort))"
+  if [ -n "$missing" ]; then
+    log "cross: rustup target add $(echo $missing)"
+    rustup target add $missing
+  fi
+  if [ "$("$TOOLS/bin/cargo-zigbuild" --version 2>/dev/null || true)" != "cargo-zigbuild $CARGO_ZIGBUILD_VERSION" ] \
+     || [ "$("$TOOLS/bin/zig" version 2>/dev/null || true)" != "$ZIGLANG_VERSION" ]; then
+    log "cross: ziglang $ZIGLANG_VERSION and cargo-zigbuild $CARGO_ZIGBUILD_VERSION (pip, into .tools/cross)"
+    python3 -m venv "$TOOLS/cross"
+    "$TOOLS/cross/bin/pip" install --quiet --disable-pip-version-check "ziglang==$ZIGLANG_VERSION" "cargo-zigbuild==$CARGO_ZIGBUILD_VERSION"
+    ln -sfn ../cross/bin/cargo-zigbuild "$TOOLS/bin/cargo-zigbuild"
+    ln -sfn "$(TOOLS="$TOOLS" "$TOOLS/cross/bin/python" -c 'import ziglang, os; print(os.path.relpath(os.path.join(os.path.dirname(ziglang.__file__), "zig"), os.environ["TOOLS"] + "/bin"))')" "$TOOLS/bin/zig"
+  fi
+  log "cross: $("$TOOLS/bin/cargo-zigbuild" --version), zig $("$TOOLS/bin/zig" version)"
+  apt_want=(qemu-user file)
+  apt-cache show wine64 >/dev/null 2>&1 && apt_want+=(wine64 wine)
+  if ! dpkg-query -W -f='${Status}\n' "${apt_want[@]}" 2>/dev/null | grep -c '^install ok installed$' | grep -qx "${#apt_want[@]}"; then
+    export DEBIAN_FRONTEND=noninteractive
+    log "cross: apt-get install ${apt_want[*]}"
+    as_root apt-get update -qq
+    as_root apt-get install -y -qq "${apt_want[@]}" >/dev/null
+  fi
+  took "cross" "$t"
 fi
 
 log "all requested steps done in $(( SECONDS - T_ALL ))s"
