@@ -158,7 +158,7 @@ bench: build
 	node --expose-gc benches/js/peers.mjs --json target/bench-peers.json
 	node benches/js/startup.mjs --json target/bench-startup.json
 	$(CARGO) build --quiet --release -p doom-loop-trace --bin doomloop
-	node benches/hook.mjs
+	node benches/hook.mjs --json target/bench-hook.json
 	node benches/launcher.mjs
 	node benches/js/adapter-ai-sdk.mjs
 	node benches/js/adapter-langchain.mjs

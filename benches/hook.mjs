@@ -7,16 +7,26 @@
 // Then `doomloop hook codex` the same way, whose round takes three events
 // (PreModelRequest ends the last round, PreToolUse, PostToolUse).
 //
-//   node benches/hook.mjs [ITERATIONS]     (default 300; needs target/release/doomloop)
+// Last, one hook event by each install path (benches/hook-paths.mjs): the
+// native binary of the npm platform package, the npm `doomloop` launcher
+// running it, the wasm fallback, the `cargo install` build, beside
+// `/bin/true` and `node -e 0`; with --json FILE those rows are written for
+// the scoreboard (benches/js/targets.mjs).
+//
+//   node benches/hook.mjs [ITERATIONS] [--json FILE]   (default 300; needs target/release/doomloop and pkg/)
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, statSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { installPaths } from './hook-paths.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const doomloop = process.env.DOOMLOOP_BIN || join(root, 'target/release/doomloop');
-const n = Number(process.argv[2] || 300);
+const argv = process.argv.slice(2);
+const jsonAt = argv.indexOf('--json');
+const jsonFile = jsonAt >= 0 ? argv.splice(jsonAt, 2)[1] : null;
+const n = Number(argv[0] || 300);
 const dir = mkdtempSync(join(tmpdir(), 'doomloop-hook-bench-'));
 const args = ['hook', 'claude-code', '--state-dir', dir];
 const session = 'bench';
@@ -87,3 +97,5 @@ for (const [name, ms] of rows) console.log(`  ${name.padEnd(44)} ${ms.toFixed(2)
 console.log(`  CPU per invocation (user+sys): /bin/true ${cpuTrue.toFixed(2)} ms, doomloop hook ${cpuHook.toFixed(2)} ms   (+${(cpuHook - cpuTrue).toFixed(2)} ms)`);
 const codexFile = readdirSync(codexDir).find((f) => f.endsWith('.json'));
 console.log(`  state file after ${40 + n} rounds: ${size} bytes (claude-code), ${statSync(join(codexDir, codexFile)).size} bytes (codex)`);
+
+await installPaths({ jsonFile });
