@@ -155,6 +155,7 @@ bench: build
 	$(CARGO) build --release --quiet -p doom-loop-trace
 	bash benches/eval-rss.sh
 	node --expose-gc benches/js/bench.mjs
+	bash scripts/bench-python.sh
 	node --expose-gc benches/js/peers.mjs --json target/bench-peers.json
 	node benches/js/startup.mjs --json target/bench-startup.json
 	$(CARGO) build --quiet --release -p doom-loop-trace --bin doomloop

@@ -3,23 +3,20 @@
 # PyPI, pinned, in a scratch venv under target/python/), installs it with
 # the pinned test dependencies into a fresh venv, and runs tests/python
 # (the conformance corpora through the wheel, the cross-language state,
-# bad input). The dev profile: a release build of the PyO3 module costs
+# bad input, the docs' python blocks, the LiteLLM proxy guardrail in the
+# real proxy). The dev profile: a release build of the PyO3 module costs
 # minutes on two cores and the suite does not time anything.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-MATURIN_VERSION=1.16.0
+# shellcheck source=python-env.sh
+source scripts/python-env.sh
 PYTEST_VERSION=9.2.0
 HYPOTHESIS_VERSION=6.170.15
-PY="${PYTHON:-python3}"
-OUT=target/python
-export CARGO_TARGET_DIR="$ROOT/$OUT/cargo"
-
-if [ "$("$OUT/build-venv/bin/maturin" --version 2>/dev/null)" != "maturin $MATURIN_VERSION" ]; then
-  rm -rf "$OUT/build-venv"
-  "$PY" -m venv "$OUT/build-venv"
-  "$OUT/build-venv/bin/pip" install --quiet --disable-pip-version-check "maturin==$MATURIN_VERSION"
-fi
+# The proxy extra of the last release whose dependencies PyPI serves whole
+# (1.108 and later want a `litellm-proxy` that is not published).
+LITELLM_VERSION=1.100.5
+ensure_maturin
 
 (cd python && cargo fmt --check && cargo clippy --quiet --all-targets -- -D warnings)
 rm -rf "$OUT/wheels"
@@ -29,11 +26,12 @@ wheel=$(ls "$OUT"/wheels/doom_loop-*.whl)
 rm -rf "$OUT/test-venv"
 "$PY" -m venv "$OUT/test-venv"
 "$OUT/test-venv/bin/pip" install --quiet --disable-pip-version-check \
-  "pytest==$PYTEST_VERSION" "hypothesis==$HYPOTHESIS_VERSION" "$wheel"
+  "pytest==$PYTEST_VERSION" "hypothesis==$HYPOTHESIS_VERSION" "litellm[proxy]==$LITELLM_VERSION" "$wheel"
 
 # From the tests' folder, so `import doom_loop` is the installed wheel's
 # (python/doom_loop is not on the path); exit 5 (no tests ran) fails too.
 cd tests/python
+export LITELLM_LOCAL_MODEL_COST_MAP=True
 status=0
 "$ROOT/$OUT/test-venv/bin/python" -m pytest -q -p no:cacheprovider "$@" || status=$?
 if [ "$status" -eq 5 ]; then echo "test-python: no tests ran" >&2; exit 1; fi

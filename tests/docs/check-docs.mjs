@@ -21,7 +21,9 @@
 // - Every block says what it is in its info string (markdown.mjs, classify):
 //   `js no-run` / `ts no-run` blocks are type-checked but not run (each is
 //   named in the report); rust blocks are the doc tests' (cargo test;
-//   tests/readme_examples.rs checks their page is included); json blocks
+//   tests/readme_examples.rs checks their page is included); python blocks
+//   run against the built wheel in tests/python/test_docs.py (make
+//   test-python: `python no-run` is shown only); json blocks
 //   must parse (jsonl: every line); toml blocks are doomloop config files,
 //   read by the package's own CLI (`node PKG/cli.mjs hook config`, the
 //   parser the hook runs) from a scratch project: a block it rejects
@@ -258,9 +260,11 @@ async function main() {
   for (const block of others) if (block.problems.length === 0 && block.kind !== 'json' && block.kind !== 'jsonl' && block.kind !== 'toml') shown[block.lang] = (shown[block.lang] ?? 0) + 1;
   const rust = shown.rust ?? 0;
   delete shown.rust;
+  const python = shown.python ?? 0;
+  delete shown.python;
   const notRun = blocks.filter((b) => !b.run).length;
   console.log(
-    `${files.length} files; rust (doc tests, run by cargo test): ${rust}; shown, not run: ${Object.entries(shown).map(([lang, n]) => `${n} ${lang}`).join(', ') || 'none'}; js/ts type-checked only (no-run): ${notRun}`,
+    `${files.length} files; rust (doc tests, run by cargo test): ${rust}; python (run by tests/python/test_docs.py): ${python}; shown, not run: ${Object.entries(shown).map(([lang, n]) => `${n} ${lang}`).join(', ') || 'none'}; js/ts type-checked only (no-run): ${notRun}`,
   );
   const checked = blocks.length + others.filter((b) => b.kind === 'json' || b.kind === 'jsonl' || b.kind === 'toml' || b.problems.length > 0).length;
   console.log(`${checked - failed} passed, ${failed} failed`);

@@ -32,6 +32,8 @@ export function kindOf(lang) {
   if (['js', 'javascript', 'mjs'].includes(lang)) return 'js';
   if (['ts', 'typescript', 'mts'].includes(lang)) return 'ts';
   if (lang === 'rust') return 'rust';
+  // Run against the built wheel by tests/python/test_docs.py (make test-python).
+  if (['python', 'py'].includes(lang)) return 'python';
   if (lang === 'json') return 'json';
   if (['jsonl', 'ndjson'].includes(lang)) return 'jsonl';
   if (lang === 'toml') return 'toml';
@@ -63,7 +65,7 @@ export function classify(block) {
     return { kind: 'error', run: false, problem: 'a code block without an info string: say what it is (```text for output, ```sh for commands, ```js / ```ts to run it, …)' };
   }
   if (kind === 'other') {
-    return { kind: 'error', run: false, problem: `unknown code block language \`${block.lang}\`: use one of js, ts, rust, json, jsonl, toml, ${ILLUSTRATIONS.join(', ')}` };
+    return { kind: 'error', run: false, problem: `unknown code block language \`${block.lang}\`: use one of js, ts, rust, python, json, jsonl, toml, ${ILLUSTRATIONS.join(', ')}` };
   }
   if ((kind === 'js' || kind === 'ts') && flags.includes('no-run')) return { kind, run: false };
   // A toml block is a doomloop config file, checked as one; `toml other`

@@ -1,0 +1,66 @@
+"""The wheel beside what a Python user would write instead — `jcs` or
+`canonicaljson` (PyPI) + hashlib.sha256 — on the JS peers' four shapes,
+in one process (median of repeated runs), and a session response with one
+call. Run by `make bench` (scripts/bench-python.sh builds a release wheel)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+import time
+
+import canonicaljson
+import jcs
+
+import doom_loop
+
+
+def shapes():
+    small = {"path": "src/main.rs", "query": "fn main", "limit": 20, "flags": ["a", "b"], "deep": {"x": 1.5}}
+    rows = {"rows": [{"id": i, "name": f"row {i}", "score": i * 0.25, "tags": ["a", "b"]} for i in range(20000)]}
+    string = {"content": "x = 1\n" * ((1 << 20) // 6)}
+    nested: object = 1
+    for _ in range(60):
+        nested = {"a": nested}
+    return {"150 B": small, "1.4 MB rows": rows, "1 MB string": string, "60 levels": nested}
+
+
+def timed(fn, budget=0.5):
+    samples = []
+    deadline = time.perf_counter() + budget
+    while time.perf_counter() < deadline or len(samples) < 5:
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def fmt(seconds):
+    return f"{seconds * 1e6:,.1f} µs" if seconds < 1e-3 else f"{seconds * 1e3:,.2f} ms"
+
+
+def main():
+    print(f"{'shape':<12} {'size':>9} {'wheel (text)':>13} {'wheel (value)':>14} {'jcs+sha256':>12} {'canonicaljson+sha256':>21} {'× jcs':>6} {'× canonicaljson':>16}")
+    for name, value in shapes().items():
+        text = json.dumps(value)
+        wheel_text = timed(lambda: doom_loop.fingerprint_tool_call("t", text))
+        wheel_value = timed(lambda: doom_loop.fingerprint_tool_call("t", value))
+        peer_jcs = timed(lambda: hashlib.sha256(b"t\n" + jcs.canonicalize(value)).hexdigest())
+        peer_cj = timed(lambda: hashlib.sha256(b"t\n" + canonicaljson.encode_canonical_json(value)).hexdigest())
+        print(
+            f"{name:<12} {len(text):>9,} {fmt(wheel_text):>13} {fmt(wheel_value):>14} {fmt(peer_jcs):>12} {fmt(peer_cj):>21}"
+            f" {peer_jcs / wheel_text:>5.1f}× {peer_cj / wheel_text:>15.1f}×"
+        )
+    session = doom_loop.DoomLoopSession(doom_loop.RECOMMENDED_DOOM_LOOP_OPTION)
+    counter = iter(range(10**9))
+
+    def respond():
+        n = next(counter)
+        session.on_response(None, [{"id": f"c{n}", "tool_name": "read", "arguments": f'{{"path":"src/{n % 50}.rs"}}'}])
+
+    print(f"session response with one call: {fmt(timed(respond, 1.0))}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""A scripted OpenAI-compatible model on 127.0.0.1 for the Python suite:
+every chat completions request is answered by the next scripted reply and
+its body kept, so a test can read what reached the model."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable, List
+
+
+class ScriptedModel:
+    """``reply(request_body, n)`` → the assistant message (a dict) of the
+    ``n``-th request (0-based)."""
+
+    def __init__(self, reply: Callable[[dict, int], dict]) -> None:
+        self.requests: List[dict] = []
+        model = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # quiet
+                pass
+
+            def do_POST(self):  # noqa: N802 - http.server's name
+                length = int(self.headers.get("content-length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                n = len(model.requests)
+                model.requests.append(body)
+                message = reply(body, n)
+                tool_calls = message.get("tool_calls")
+                answer = {
+                    "id": f"chatcmpl-{n}",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body.get("model", "scripted"),
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": message.get("content"), **({"tool_calls": tool_calls} if tool_calls else {})},
+                            "finish_reason": "tool_calls" if tool_calls else "stop",
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+                }
+                data = json.dumps(answer).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> "ScriptedModel":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def billing_loop(body: dict, n: int) -> dict:
+    """The billing agent's loop: the same charge after every decline."""
+    return {
+        "content": None,
+        "tool_calls": [
+            {
+                "id": f"call_{n}",
+                "type": "function",
+                "function": {"name": "charge_card", "arguments": '{"customer":"cus_1","amount":4200}'},
+            }
+        ],
+    }

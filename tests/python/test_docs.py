@@ -1,0 +1,54 @@
+"""Every ```python block of README.md and docs/ runs against the installed
+wheel, as a user would paste it (`python no-run`: shown only). A block that
+prints and ends with a run of `#` comment lines says what it prints: each
+line must match (runs of spaces are one space; `…` stands for any text)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+FENCE = re.compile(r"^```(\S+)([^\n]*)\n(.*?)^```", re.S | re.M)
+
+
+def blocks():
+    pages = [ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.md"))
+    for page in pages:
+        for match in FENCE.finditer(page.read_text(encoding="utf-8")):
+            lang, flags, code = match.group(1), match.group(2).split(), match.group(3)
+            if lang in ("python", "py") and "no-run" not in flags:
+                line = page.read_text(encoding="utf-8")[: match.start()].count("\n") + 1
+                yield pytest.param(code, id=f"{page.relative_to(ROOT)}:{line}")
+
+
+def expected_output(code: str):
+    if "print(" not in code:
+        return None
+    lines = code.rstrip().split("\n")
+    expected = []
+    while lines and re.match(r"^\s*# ?", lines[-1]):
+        expected.insert(0, re.sub(r"^\s*# ?", "", lines.pop()))
+    return expected or None
+
+
+def matches(actual: str, expected: str) -> bool:
+    squash = lambda s: re.sub(r" +", " ", s.strip())  # noqa: E731
+    pattern = ".*".join(re.escape(part) for part in squash(expected).split("…"))
+    return re.fullmatch(pattern, squash(actual)) is not None
+
+
+@pytest.mark.parametrize("code", list(blocks()))
+def test_docs_python_block_runs_as_shown(code, tmp_path):
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    expected = expected_output(code)
+    if expected is not None:
+        actual = run.stdout.rstrip("\n").split("\n")
+        assert len(actual) == len(expected) and all(matches(a, e) for a, e in zip(actual, expected)), (
+            f"printed:\n{run.stdout}\nexpected:\n" + "\n".join(expected)
+        )
