@@ -141,6 +141,67 @@ fn an_exempt_tool_is_never_counted_and_the_built_in_shell_keys_stay() {
     );
 }
 
+/// One Claude Code call in /repo with its output, then its batch; the answer to the call.
+fn call(host: &mut MemoryHost, id: &str, tool: &str, input: &str, output: &str) -> HookAnswer {
+    let pre = format!(
+        r#"{{"session_id":"s","cwd":"/repo","hook_event_name":"PreToolUse","tool_name":"{tool}","tool_input":{input},"tool_use_id":"{id}"}}"#
+    );
+    let answer = run(host, Agent::ClaudeCode, pre.as_bytes(), &options());
+    let batch = format!(
+        r#"{{"session_id":"s","cwd":"/repo","hook_event_name":"PostToolBatch","tool_calls":[{{"tool_name":"{tool}","tool_input":{input},"tool_use_id":"{id}","tool_response":"{output}"}}]}}"#
+    );
+    let after = run(host, Agent::ClaudeCode, batch.as_bytes(), &options());
+    assert!(after.warnings.is_empty(), "{:?}", after.warnings);
+    answer
+}
+
+/// The test run failing the same way, a different `tool` edit before each
+/// re-run, under the default option; whether any call was refused.
+fn edit_with_and_retest(config: &str, tool: &str) -> bool {
+    let mut host = host();
+    put(&mut host, "/repo/.doomloop.toml", config);
+    let test = r#"{"command":"pytest tests/test_x.py"}"#;
+    let fail = "FAILED test_x - AssertionError: 1 != 2";
+    let mut answers = vec![call(&mut host, "t0", "Bash", test, fail)];
+    for i in 1..=3 {
+        let edit = format!(r#"{{"path":"/repo/x.py","content":"v{i}"}}"#);
+        answers.push(call(&mut host, &format!("e{i}"), tool, &edit, "ok"));
+        answers.push(call(&mut host, &format!("t{i}"), "Bash", test, fail));
+    }
+    answers.iter().any(refused)
+}
+
+#[test]
+fn a_loop_effects_table_declares_an_mcp_tool_a_write_so_edits_between_failing_test_runs_are_progress() {
+    let tool = "mcp__fs__write_file";
+    assert!(edit_with_and_retest("", tool), "undeclared, the re-runs are a loop");
+    assert!(!edit_with_and_retest(
+        "[loop_effects]\n\"mcp__fs__write_file\" = \"write\"\n",
+        tool
+    ));
+    // The table is laid over the built-in declarations, tool by tool:
+    // Claude Code's `Edit` is a write until a file says otherwise.
+    assert!(!edit_with_and_retest("", "Edit"));
+    assert!(edit_with_and_retest("[loop_effects]\nEdit = \"read\"\n", "Edit"));
+    let mut host = host();
+    put(
+        &mut host,
+        USER_FILE,
+        "[loop_effects]\nmcp__github__get_issue = \"read\"\n",
+    );
+    put(
+        &mut host,
+        "/repo/.doomloop.toml",
+        "[loop_effects]\nmcp__fs__write_file = \"write\"\n",
+    );
+    let settings = config::load(&mut host, Some(Path::new("/repo")), None).unwrap();
+    let effects = settings.loop_effects(Agent::ClaudeCode);
+    let effect = |tool: &str| effects.get(tool).cloned();
+    assert_eq!(effect("mcp__github__get_issue"), Some(parse("\"read\"").unwrap()));
+    assert_eq!(effect("mcp__fs__write_file"), Some(parse("\"write\"").unwrap()));
+    assert_eq!(effect("Write"), Some(parse("\"write\"").unwrap()));
+}
+
 #[test]
 fn a_malformed_config_file_allows_the_call_with_one_line_naming_the_file_the_line_and_the_key() {
     let cases = [
@@ -154,6 +215,12 @@ fn a_malformed_config_file_allows_the_call_with_one_line_naming_the_file_the_lin
         ("exempt = [\"a\",\n  2]\n", 2, "key `exempt`"),
         ("option = true\nloopKeys = {}\n", 2, "key `loopKeys`"),
         ("option = true\n[loop_keys\n", 2, "not valid TOML"),
+        (
+            "[loop_effects]\nmcp__a = \"read\"\nmcp__fs__write_file = \"writes\"\n",
+            3,
+            "key `loop_effects.mcp__fs__write_file`: expected \"write\" or \"read\"",
+        ),
+        ("loop_effects = [\"write\"]\n", 1, "key `loop_effects`"),
     ];
     for (text, line, key) in cases {
         let mut host = host();

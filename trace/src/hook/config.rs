@@ -1,6 +1,8 @@
 //! The guard's config files: what `doomloop hook` runs with besides the
 //! event — the `doomLoop` option, per-tool loop keys (MCP tools whose
-//! arguments carry a request id, say) and the tools never counted.
+//! arguments carry a request id, say), per-tool effects (an MCP tool that
+//! writes files, so a test re-run after it is not a repeat) and the tools
+//! never counted.
 //!
 //! Two TOML files, as Codex's `config.toml` and the other agents' settings
 //! come in a user and a project flavour:
@@ -10,8 +12,9 @@
 //!   process's) or its nearest ancestor that has one.
 //!
 //! Each top-level key of the project's file replaces the user's
-//! (`loop_keys` per tool), which replaces the built-in default
-//! (`RECOMMENDED_DOOM_LOOP_OPTION`, the hook's shell-tool keys); a
+//! (`loop_keys` and `loop_effects` per tool), which replaces the built-in
+//! default (`RECOMMENDED_DOOM_LOOP_OPTION`, the hook's shell-tool keys and
+//! edit-tool effects); a
 //! `--option` on the hook's command line (installs before the files
 //! existed) wins over both. An exempt tool is the core's own `loopKey:
 //! false`: its calls are never tracked, so the hook adds no logic of its own.
@@ -70,6 +73,8 @@ pub struct FileConfig {
     pub exempt: Option<Vec<String>>,
     /// `[loop_keys]`: per tool, a field list (JSON array of strings) or `false`.
     pub loop_keys: Vec<(String, Value)>,
+    /// `[loop_effects]`: per tool, `"write"` or `"read"` (as JSON strings).
+    pub loop_effects: Vec<(String, Value)>,
 }
 
 /// The settings a hook runs with, and where each came from.
@@ -85,6 +90,8 @@ pub struct Effective {
     pub exempt_from: Origin,
     /// The files' loop keys (over the agent's built-in ones), per tool.
     pub loop_keys: Vec<(String, Value, Origin)>,
+    /// The files' effects (over the agent's built-in ones), per tool.
+    pub loop_effects: Vec<(String, Value, Origin)>,
     /// The files looked for: the user's and the project's (`None`: there is none).
     pub user_file: Option<PathBuf>,
     /// The project's file, when one was found.
@@ -99,6 +106,7 @@ impl Default for Effective {
             exempt: Vec::new(),
             exempt_from: Origin::BuiltIn,
             loop_keys: Vec::new(),
+            loop_effects: Vec::new(),
             user_file: None,
             project_file: None,
         }
@@ -115,7 +123,8 @@ impl Effective {
         }
     }
 
-    /// Lays one file over these settings (key by key; `loop_keys` tool by tool).
+    /// Lays one file over these settings (key by key; `loop_keys` and
+    /// `loop_effects` tool by tool).
     pub fn apply(&mut self, file: FileConfig, origin: &Origin) {
         if let Some(option) = file.option {
             self.option = option;
@@ -128,6 +137,10 @@ impl Effective {
         for (tool, key) in file.loop_keys {
             self.loop_keys.retain(|(t, _, _)| *t != tool);
             self.loop_keys.push((tool, key, origin.clone()));
+        }
+        for (tool, effect) in file.loop_effects {
+            self.loop_effects.retain(|(t, _, _)| *t != tool);
+            self.loop_effects.push((tool, effect, origin.clone()));
         }
     }
 
@@ -143,6 +156,16 @@ impl Effective {
             keys.insert(JsString::from(tool.as_str()), Value::Bool(false));
         }
         keys
+    }
+
+    /// The engine's `loopEffects` for `agent`: the hook's built-in edit
+    /// tools (writes), the files' effects over them.
+    pub fn loop_effects(&self, agent: Agent) -> Object {
+        let mut effects = super::default_loop_effects(agent);
+        for (tool, effect, _) in &self.loop_effects {
+            effects.insert(JsString::from(tool.as_str()), effect.clone());
+        }
+        effects
     }
 
     /// Whether the option turns the guard off.
@@ -274,30 +297,61 @@ fn read_table(table: &DeTable<'_>) -> Result<FileConfig, Problem> {
             "option" => config.option = Some(option(value)?),
             "exempt" => config.exempt = Some(names(value, "exempt")?),
             "loop_keys" => {
-                let DeValue::Table(tools) = value.get_ref() else {
-                    return Err(problem(
-                        value,
-                        "loop_keys",
-                        "expected a table of tool = [argument names] or false",
-                    ));
-                };
-                for (tool, key) in tools {
-                    let name = format!("loop_keys.{}", tool.get_ref());
-                    config
-                        .loop_keys
-                        .push((tool.get_ref().to_string(), loop_key(key, &name)?));
-                }
+                config.loop_keys = per_tool(
+                    value,
+                    "loop_keys",
+                    "expected a table of tool = [argument names] or false",
+                    loop_key,
+                )?;
+            }
+            "loop_effects" => {
+                config.loop_effects = per_tool(
+                    value,
+                    "loop_effects",
+                    "expected a table of tool = \"write\" or \"read\"",
+                    loop_effect,
+                )?;
             }
             other => {
                 return Err(Problem {
                     span: key.span(),
                     key: other.to_string(),
-                    what: "not a setting of doomloop (the settings are option, exempt and loop_keys)".into(),
+                    what: "not a setting of doomloop (the settings are option, exempt, loop_keys and loop_effects)"
+                        .into(),
                 })
             }
         }
     }
     Ok(config)
+}
+
+/// A `[table]` of tool = value (`loop_keys`, `loop_effects`), each value
+/// read by `read` under the key `TABLE.TOOL`.
+fn per_tool(
+    value: &Spanned<DeValue<'_>>,
+    table: &str,
+    expected: &str,
+    read: fn(&Spanned<DeValue<'_>>, &str) -> Result<Value, Problem>,
+) -> Result<Vec<(String, Value)>, Problem> {
+    let DeValue::Table(tools) = value.get_ref() else {
+        return Err(problem(value, table, expected));
+    };
+    tools
+        .iter()
+        .map(|(tool, item)| {
+            let name = format!("{table}.{}", tool.get_ref());
+            Ok((tool.get_ref().to_string(), read(item, &name)?))
+        })
+        .collect()
+}
+
+/// A tool's effect: `"write"` (it changes what a re-run reads) or
+/// `"read"` — the core's `loopEffects` values, checked here to name the line.
+fn loop_effect(value: &Spanned<DeValue<'_>>, key: &str) -> Result<Value, Problem> {
+    match value.get_ref() {
+        DeValue::String(s) if s == "write" || s == "read" => Ok(Value::String(JsString::from(s.as_ref()))),
+        _ => Err(problem(value, key, "expected \"write\" or \"read\"")),
+    }
 }
 
 /// `option`: `true`, `false`, `"recommended"` or a table of the option's
@@ -460,14 +514,35 @@ pub fn describe(settings: &Effective, agent: Option<Agent>, dir: &Path) -> Strin
         lines.retain(|(t, _)| t != tool);
         lines.push((tool.clone(), "false   # exempt".to_string()));
     }
+    push_lines(&mut out, lines);
+    if agent.is_none() {
+        out.push_str("# plus each agent's built-in shell-tool key: `doomloop hook config AGENT` lists them\n");
+    }
+    out.push_str("\n[loop_effects]\n");
+    let mut lines: Vec<(String, String)> = Vec::new();
+    if let Some(agent) = agent {
+        for (tool, effect) in super::default_loop_effects(agent).iter() {
+            let tool = tool.to_utf8_lossy().into_owned();
+            lines.push((tool, format!("{}   # built in ({})", shown(effect), agent.as_str())));
+        }
+    }
+    for (tool, effect, origin) in &settings.loop_effects {
+        lines.retain(|(t, _)| t != tool);
+        lines.push((tool.clone(), format!("{}   # {}", shown(effect), origin.describe())));
+    }
+    push_lines(&mut out, lines);
+    if agent.is_none() {
+        out.push_str("# plus each agent's built-in edit tools (writes): `doomloop hook config AGENT` lists them\n");
+    }
+    out
+}
+
+/// `"tool" = value   # origin` lines of a per-tool table.
+fn push_lines(out: &mut String, lines: Vec<(String, String)>) {
     for (tool, line) in lines {
         let name = doom_loop::json::to_json(&Value::String(JsString::from(tool.as_str())));
         out.push_str(&format!("{name} = {line}\n"));
     }
-    if agent.is_none() {
-        out.push_str("# plus each agent's built-in shell-tool key: `doomloop hook config AGENT` lists them\n");
-    }
-    out
 }
 
 /// `doomloop hook config --json`: the same as one JSON object.
@@ -487,6 +562,18 @@ pub fn describe_json(settings: &Effective, agent: Option<Agent>) -> String {
         },
         |agent| settings.loop_keys(agent),
     );
+    let effects = agent.map_or_else(
+        || {
+            Object::from_entries(
+                settings
+                    .loop_effects
+                    .iter()
+                    .map(|(tool, effect, _)| (JsString::from(tool.as_str()), effect.clone()))
+                    .collect(),
+            )
+        },
+        |agent| settings.loop_effects(agent),
+    );
     let object = Object::from_entries(vec![
         (JsString::from("userFile"), path(&settings.user_file)),
         (JsString::from("projectFile"), path(&settings.project_file)),
@@ -498,6 +585,7 @@ pub fn describe_json(settings: &Effective, agent: Option<Agent>) -> String {
         ),
         (JsString::from("exemptFrom"), s(&settings.exempt_from.describe())),
         (JsString::from("loopKeys"), Value::Object(keys)),
+        (JsString::from("loopEffects"), Value::Object(effects)),
     ]);
     let mut out = doom_loop::json::to_json(&Value::Object(object));
     out.push('\n');

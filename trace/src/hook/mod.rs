@@ -889,7 +889,7 @@ pub fn step_with(agent: Agent, incoming: &Incoming, state: Option<&str>, setting
         option: &settings.option,
         tools: ToolDeclarations {
             loop_keys: settings.loop_keys(agent),
-            loop_effects: default_loop_effects(agent),
+            loop_effects: settings.loop_effects(agent),
         },
         warnings: Vec::new(),
         now_ms: incoming.at_ms,
