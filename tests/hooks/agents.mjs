@@ -172,9 +172,10 @@ export async function runGemini(script, { files, hookArgs = [], prompt = 'Do the
  * `codex exec PROMPT` with the hook installed, answered by `script(body, turn, dirs)`.
  * Codex runs a user's hook only once reviewed; this automation passes
  * `--dangerously-bypass-hook-trust` (it wrote the hooks itself), and runs
- * commands unsandboxed in the scratch directory.
+ * commands unsandboxed in the scratch directory. `model`: 0.169's bundled
+ * catalog gives gpt-5.5 the free-form `apply_patch` tool, gpt-5.1-codex none.
  */
-export async function runCodex(script, { files, hookArgs = [], prompt = 'Do the task.', setup } = {}) {
+export async function runCodex(script, { files, hookArgs = [], prompt = 'Do the task.', setup, model = 'gpt-5.1-codex' } = {}) {
   const dirs = sandbox(files);
   const { hooks, env = {}, plugins = false } = setup ? setup(dirs) : { hooks: install('codex', dirs, hookArgs) };
   const provider = (key, value) => ['-c', `model_providers.scripted.${key}=${JSON.stringify(value)}`];
@@ -182,7 +183,7 @@ export async function runCodex(script, { files, hookArgs = [], prompt = 'Do the 
     bin: codexBin,
     args: [
       'exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-hook-trust', '--dangerously-bypass-approvals-and-sandbox',
-      '-m', 'gpt-5.1-codex',
+      '-m', model,
       '-c', 'model_provider="scripted"',
       ...provider('name', 'scripted'), ...provider('base_url', server.url), ...provider('wire_api', 'responses'), ...provider('env_key', 'SCRIPTED_API_KEY'),
       // Nothing but the scripted server to talk to: no update check, no

@@ -1,6 +1,6 @@
 // `doomloop hook codex` in front of the real Codex CLI (the pinned
 // @openai/codex, `codex exec`), its real shell tool (`exec_command`, which
-// Codex's hooks see as `Bash`) in a scratch directory, the model scripted by
+// Codex's hooks see as `Bash`) and free-form `apply_patch` in a scratch directory, the model scripted by
 // a local Responses API server. Plus `doomloop hook install codex` merging
 // a user's hooks.json (no agent needed).
 import { describe, test } from 'node:test';
@@ -72,6 +72,49 @@ describe('Codex CLI', { concurrency: 3, timeout: 120_000 }, () => {
     assert.match(texts.at(-1), /ok: 1 passed/, texts.join('\n'));
     assert.equal(run.requests.length, 8);
     assert.equal(lastMessage(run), 'the test passes');
+  });
+
+  // The test fails the same way until value.txt holds 4; `edit(from)`
+  // changes it from `from` to `from + 1` before each re-run.
+  const editAndRetest = (edit, hookArgs = []) => runCodex((body, turn) => {
+    if (turn >= 7) return 'the test passes';
+    if (turn % 2 === 0) return { calls: [shell('sh test.sh')] };
+    return { calls: [edit((turn + 1) / 2)] };
+  }, {
+    files: {
+      'value.txt': '1\n',
+      'test.sh': '#!/bin/sh\nif [ "$(cat value.txt)" = 4 ]; then echo "ok: 1 passed"; else echo "FAIL: expected 4"; exit 1; fi\n',
+    },
+    // 0.169's bundled catalog gives gpt-5.5 the free-form apply_patch tool.
+    model: 'gpt-5.5',
+    hookArgs,
+  });
+  const patch = (from) => ({ name: 'apply_patch', input: `*** Begin Patch\n*** Update File: value.txt\n@@\n-${from}\n+${from + 1}\n*** End Patch\n` });
+
+  test('an apply_patch edit before each identically failing test run is progress under the default option: the session completes', { skip }, async () => {
+    const run = await editAndRetest(patch);
+    assert.equal(run.code, 0, why(run));
+    const texts = answers(run).flat();
+    assert.ok(!texts.some((t) => t.startsWith(BLOCKED)), texts.join('\n'));
+    assert.deepEqual(texts.filter((t) => /FAIL: expected 4/.test(t)).length, 3, texts.join('\n'));
+    assert.match(texts.at(-1), /ok: 1 passed/, texts.join('\n'));
+    assert.equal(lastMessage(run), 'the test passes');
+    // What the hook saw: Codex sends the free-form call to its hooks as
+    // `apply_patch` (the patch text as `command`), the declared write: the
+    // session counted three writes, each a new one.
+    const [file] = stateFiles(run.dirs);
+    const effects = file?.state.base?.beyond?.effects;
+    assert.equal(effects?.writes, 3, JSON.stringify(file?.state));
+    assert.equal(effects.seen.apply_patch.length, 3, JSON.stringify(effects));
+  });
+
+  test('without the effects detector (the default option less effects) the same session is refused at its third test run', { skip }, async () => {
+    const option = { outcomes: true, novelty: true, repetition: true, ladder: { stop: 12 } };
+    const run = await editAndRetest(patch, ['--option', `'${JSON.stringify(option)}'`]);
+    assert.equal(run.code, 0, why(run));
+    const tests = answers(run).flat().filter((t) => !/Updated the following files/.test(t));
+    assert.match(tests[1], /FAIL: expected 4/, tests.join('\n'));
+    assert.equal(tests[2].match(REFUSED)?.[1], '3', tests.join('\n'));
   });
 
   test('two parallel identical calls in one response count once', { skip }, async () => {

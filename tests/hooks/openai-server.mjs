@@ -8,7 +8,9 @@
 // requests of the agent's main loop (they declare tools) reach the script;
 // any other request gets a short text answer; `GET …/models` an empty list.
 //
-// A turn is { text?, calls?: [{ name, args, id? }] } or a string (text only).
+// A turn is { text?, calls?: [{ name, args, id? }] } or a string (text only);
+// a call with a string `input` instead of `args` is a free-form tool's
+// `custom_tool_call` (Codex's apply_patch).
 //
 // `{ completedOutput: true }` also lists the output items in
 // `response.completed` (GitHub Copilot CLI reads them there; Codex reads
@@ -84,7 +86,9 @@ export async function startResponsesServer(script, { completedOutput = false } =
       item({ type: 'message', role: 'assistant', id: `msg_${seq}`, content: [{ type: 'output_text', text: answer.text }] });
     }
     calls.forEach((c, i) => {
-      item({ type: 'function_call', id: `fc_${seq}_${i}`, call_id: c.id, name: c.name, arguments: JSON.stringify(c.args || {}) });
+      // A free-form (custom) tool's call carries its raw text as `input`.
+      if (typeof c.input === 'string') item({ type: 'custom_tool_call', id: `ctc_${seq}_${i}`, call_id: c.id, name: c.name, input: c.input });
+      else item({ type: 'function_call', id: `fc_${seq}_${i}`, call_id: c.id, name: c.name, arguments: JSON.stringify(c.args || {}) });
     });
     const usage = { input_tokens: 10, input_tokens_details: null, output_tokens: 5, output_tokens_details: null, total_tokens: 15 };
     sse(res, {
