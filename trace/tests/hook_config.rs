@@ -200,6 +200,24 @@ fn a_loop_effects_table_declares_an_mcp_tool_a_write_so_edits_between_failing_te
     assert_eq!(effect("mcp__github__get_issue"), Some(parse("\"read\"").unwrap()));
     assert_eq!(effect("mcp__fs__write_file"), Some(parse("\"write\"").unwrap()));
     assert_eq!(effect("Write"), Some(parse("\"write\"").unwrap()));
+    // `doomloop hook config` shows each effect with where it came from.
+    let text = config::describe(&settings, Some(Agent::ClaudeCode), Path::new("/repo"));
+    let table = &text[text.find("[loop_effects]").unwrap()..];
+    assert!(
+        table.contains("\"Edit\" = \"write\"   # built in (claude-code)"),
+        "{text}"
+    );
+    assert!(
+        table.contains("\"mcp__fs__write_file\" = \"write\"   # /repo/.doomloop.toml"),
+        "{text}"
+    );
+    assert!(
+        table.contains(&format!("\"mcp__github__get_issue\" = \"read\"   # {USER_FILE}")),
+        "{text}"
+    );
+    let json = parse(config::describe_json(&settings, Some(Agent::ClaudeCode)).trim()).unwrap();
+    let json = doom_loop::json::to_json(&json);
+    assert!(json.contains(r#""loopEffects":{"Edit":"write","#), "{json}");
 }
 
 #[test]

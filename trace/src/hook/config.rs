@@ -499,17 +499,7 @@ pub fn describe(settings: &Effective, agent: Option<Agent>, dir: &Path) -> Strin
         settings.exempt_from.describe()
     ));
     out.push_str("\n[loop_keys]\n");
-    let mut lines: Vec<(String, String)> = Vec::new();
-    if let Some(agent) = agent {
-        for (tool, key) in super::default_loop_keys(agent).iter() {
-            let tool = tool.to_utf8_lossy().into_owned();
-            lines.push((tool, format!("{}   # built in ({})", shown(key), agent.as_str())));
-        }
-    }
-    for (tool, key, origin) in &settings.loop_keys {
-        lines.retain(|(t, _)| t != tool);
-        lines.push((tool.clone(), format!("{}   # {}", shown(key), origin.describe())));
-    }
+    let mut lines = per_tool_lines(agent, super::default_loop_keys, &settings.loop_keys);
     for tool in &settings.exempt {
         lines.retain(|(t, _)| t != tool);
         lines.push((tool.clone(), "false   # exempt".to_string()));
@@ -519,22 +509,35 @@ pub fn describe(settings: &Effective, agent: Option<Agent>, dir: &Path) -> Strin
         out.push_str("# plus each agent's built-in shell-tool key: `doomloop hook config AGENT` lists them\n");
     }
     out.push_str("\n[loop_effects]\n");
-    let mut lines: Vec<(String, String)> = Vec::new();
-    if let Some(agent) = agent {
-        for (tool, effect) in super::default_loop_effects(agent).iter() {
-            let tool = tool.to_utf8_lossy().into_owned();
-            lines.push((tool, format!("{}   # built in ({})", shown(effect), agent.as_str())));
-        }
-    }
-    for (tool, effect, origin) in &settings.loop_effects {
-        lines.retain(|(t, _)| t != tool);
-        lines.push((tool.clone(), format!("{}   # {}", shown(effect), origin.describe())));
-    }
-    push_lines(&mut out, lines);
+    push_lines(
+        &mut out,
+        per_tool_lines(agent, super::default_loop_effects, &settings.loop_effects),
+    );
     if agent.is_none() {
         out.push_str("# plus each agent's built-in edit tools (writes): `doomloop hook config AGENT` lists them\n");
     }
     out
+}
+
+/// A per-tool table's entries, each with its origin: `agent`'s built-in
+/// ones (`built_in`), the files' over them.
+fn per_tool_lines(
+    agent: Option<Agent>,
+    built_in: fn(Agent) -> Object,
+    files: &[(String, Value, Origin)],
+) -> Vec<(String, String)> {
+    let mut lines: Vec<(String, String)> = Vec::new();
+    if let Some(agent) = agent {
+        for (tool, value) in built_in(agent).iter() {
+            let tool = tool.to_utf8_lossy().into_owned();
+            lines.push((tool, format!("{}   # built in ({})", shown(value), agent.as_str())));
+        }
+    }
+    for (tool, value, origin) in files {
+        lines.retain(|(t, _)| t != tool);
+        lines.push((tool.clone(), format!("{}   # {}", shown(value), origin.describe())));
+    }
+    lines
 }
 
 /// `"tool" = value   # origin` lines of a per-tool table.
