@@ -75,6 +75,26 @@ describe('GitHub Copilot CLI', { concurrency: 3, timeout: 120_000 }, () => {
     assert.equal(runs(run.dirs), 2);
   });
 
+  test('an edit before each identically failing test run is progress under the default option: the session completes (Copilot\'s edit tool, which its hooks name Edit, is a declared write)', { skip }, async () => {
+    const files = {
+      'value.txt': '1\n',
+      'test.sh': '#!/bin/sh\nif [ "$(cat value.txt)" = 4 ]; then echo "ok: 1 passed"; else echo "FAIL: expected 4"; exit 1; fi\n',
+    };
+    const run = await runCopilot((body, turn, dirs) => {
+      if (turn >= 7) return 'the test passes';
+      if (turn % 2 === 0) return { calls: [shell('sh test.sh')] };
+      const from = (turn + 1) / 2;
+      return { calls: [{ name: 'edit', args: { path: join(dirs.scratch, 'value.txt'), old_str: `${from}`, new_str: `${from + 1}` } }] };
+    }, { files });
+    assert.equal(run.code, 0, why(run));
+    const texts = answers(run).flat();
+    assert.ok(!texts.some((t) => /^Denied by preToolUse hook/.test(t)), texts.join('\n'));
+    assert.equal(texts.filter((t) => /FAIL: expected 4/.test(t)).length, 3, texts.join('\n'));
+    assert.match(texts.at(-1), /ok: 1 passed/, texts.join('\n'));
+    const [file] = stateFiles(run.dirs);
+    assert.equal(file?.state.base?.beyond?.effects?.writes, 3, JSON.stringify(file?.state));
+  });
+
   test('two parallel identical calls in one response count once', { skip }, async () => {
     const run = await runCopilot((body, turn) => {
       if (turn === 0) return { calls: [shell('sh fail.sh'), shell('sh fail.sh')] };

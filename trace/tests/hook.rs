@@ -979,5 +979,5 @@ fn the_hooks_declare_each_agents_edit_tools_as_writes_and_no_shell_tool() {
     assert_eq!(names(Agent::ClaudeCode), ["Edit", "Write", "MultiEdit", "NotebookEdit"]);
     assert_eq!(names(Agent::GeminiCli), ["replace", "write_file"]);
     assert_eq!(names(Agent::Codex), ["apply_patch"]);
-    assert!(names(Agent::Copilot).is_empty());
+    assert_eq!(names(Agent::Copilot), ["Edit", "Write", "edit", "create"]);
 }

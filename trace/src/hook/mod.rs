@@ -112,8 +112,7 @@ pub fn default_loop_effects(agent: Agent) -> Object {
         Agent::ClaudeCode => &["Edit", "Write", "MultiEdit", "NotebookEdit"],
         Agent::GeminiCli => &["replace", "write_file"],
         Agent::Codex => &["apply_patch"],
-        // Its edit tools' names are not tested here yet: none declared.
-        Agent::Copilot => &[],
+        Agent::Copilot => copilot::EDIT_TOOLS,
     };
     Object::from_entries(writes.iter().map(|tool| (s(tool), Value::String(s("write")))).collect())
 }
