@@ -4,7 +4,7 @@
 # the pinned test dependencies into a fresh venv, and runs tests/python
 # (the conformance corpora through the wheel, the cross-language state,
 # bad input, the docs' python blocks, the LiteLLM proxy guardrail in the
-# real proxy). The dev profile: a release build of the PyO3 module costs
+# real proxy, the OpenAI Agents SDK adapter). The dev profile: a release build of the PyO3 module costs
 # minutes on two cores and the suite does not time anything.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,6 +16,7 @@ HYPOTHESIS_VERSION=6.170.15
 # The proxy extra of the last release whose dependencies PyPI serves whole
 # (1.108 and later want a `litellm-proxy` that is not published).
 LITELLM_VERSION=1.100.5
+OPENAI_AGENTS_VERSION=0.24.0
 ensure_maturin
 
 (cd python && cargo fmt --check && cargo clippy --quiet --all-targets -- -D warnings)
@@ -27,12 +28,21 @@ rm -rf "$OUT/test-venv"
 "$PY" -m venv "$OUT/test-venv"
 "$OUT/test-venv/bin/pip" install --quiet --disable-pip-version-check \
   "pytest==$PYTEST_VERSION" "hypothesis==$HYPOTHESIS_VERSION" "litellm[proxy]==$LITELLM_VERSION" "$wheel"
+# openai-agents and litellm's proxy pin conflicting dependencies: a venv each.
+rm -rf "$OUT/agents-venv"
+"$PY" -m venv "$OUT/agents-venv"
+"$OUT/agents-venv/bin/pip" install --quiet --disable-pip-version-check \
+  "pytest==$PYTEST_VERSION" "openai-agents==$OPENAI_AGENTS_VERSION" "$wheel"
 
 # From the tests' folder, so `import doom_loop` is the installed wheel's
 # (python/doom_loop is not on the path); exit 5 (no tests ran) fails too.
 cd tests/python
 export LITELLM_LOCAL_MODEL_COST_MAP=True
-status=0
-"$ROOT/$OUT/test-venv/bin/python" -m pytest -q -p no:cacheprovider "$@" || status=$?
-if [ "$status" -eq 5 ]; then echo "test-python: no tests ran" >&2; exit 1; fi
-exit "$status"
+run() { # venv, pytest arguments…
+  local status=0
+  "$ROOT/$OUT/$1/bin/python" -m pytest -q -p no:cacheprovider "${@:2}" || status=$?
+  if [ "$status" -eq 5 ]; then echo "test-python: no tests ran ($1)" >&2; return 1; fi
+  return "$status"
+}
+run test-venv --ignore=openai_agents "$@"
+run agents-venv openai_agents "$@"

@@ -1,0 +1,75 @@
+"""The OpenAI Agents SDK for Python (``openai-agents``): doom-loop
+detection as the SDK's own hooks, thin glue over ``DoomLoopSession``.
+
+- ``RunHooks.on_llm_end`` hands each model response (its text and function
+  calls) to the session: one response is one round, decided as a set;
+- a *tool input guardrail* on each tool answers the call's decision: a
+  refused call's result is the verdict's text (``reject_content``), so the
+  model reads the refusal; at a stop it raises the SDK's tripwire
+  (``ToolInputGuardrailTripwireTriggered``), ending the run.
+
+The SDK is imported here only (the rest of the package never imports it)::
+
+    from doom_loop.openai_agents import DoomLoopGuard
+
+    guard = DoomLoopGuard()
+    tool = function_tool(charge_card, tool_input_guardrails=[guard.guardrail])
+    await Runner.run(agent, "…", hooks=guard.hooks)
+
+``guard.session`` is the run's session (``get_state()`` to persist it).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from agents import RunHooks, ToolGuardrailFunctionOutput, ToolInputGuardrailData, tool_input_guardrail
+
+from . import DoomLoopSession, RECOMMENDED_DOOM_LOOP_OPTION
+
+
+def _response_calls(response: Any) -> tuple:
+    """The text and function calls of a ``ModelResponse``."""
+    text, calls = [], []
+    for item in getattr(response, "output", None) or []:
+        kind = getattr(item, "type", None)
+        if kind == "function_call":
+            calls.append({"id": item.call_id, "tool_name": item.name, "arguments": item.arguments or "{}"})
+        elif kind == "message":
+            for part in getattr(item, "content", None) or []:
+                if getattr(part, "type", None) == "output_text":
+                    text.append(part.text)
+    return ("".join(text) or None), calls
+
+
+class _Hooks(RunHooks):
+    def __init__(self, guard: "DoomLoopGuard") -> None:
+        self._guard = guard
+
+    async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+        text, calls = _response_calls(response)
+        self._guard.session.on_response(text, calls)
+
+
+class DoomLoopGuard:
+    """One run's guard: ``hooks`` for ``Runner.run``, ``guardrail`` for each
+    tool. Options as ``DoomLoopSession`` (default option:
+    ``RECOMMENDED_DOOM_LOOP_OPTION``)."""
+
+    def __init__(self, doom_loop: Any = None, session: Optional[DoomLoopSession] = None, **options: Any) -> None:
+        self.session = session or DoomLoopSession(
+            RECOMMENDED_DOOM_LOOP_OPTION if doom_loop is None else doom_loop,
+            # The SDK cannot switch the model mid-run from a hook.
+            capabilities={"escalate": False},
+            **options,
+        )
+        self.hooks = _Hooks(self)
+        self.guardrail = tool_input_guardrail(name="doom_loop")(self._check)
+
+    def _check(self, data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
+        decision = self.session.decision(data.context.tool_call_id)
+        if decision is None or decision.get("action") != "refuse":
+            return ToolGuardrailFunctionOutput.allow()
+        if self.session.halt() is not None:
+            return ToolGuardrailFunctionOutput.raise_exception(output_info=self.session.halt())
+        return ToolGuardrailFunctionOutput.reject_content(decision.get("message") or "")
