@@ -11,16 +11,20 @@
 //
 // Usage: node benches/js/gateway.mjs [--json FILE]
 import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
 import { writeFileSync } from 'node:fs';
 import { startProxy } from '../../pkg/proxy.mjs';
 import { gatewayDecide } from '../../pkg/replay-node.mjs';
 
+const require = createRequire(import.meta.url);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 function body(rounds, conversation = 0) {
   const messages = [{ role: 'system', content: 'You are a coding agent.' }, { role: 'user', content: `Fix the failing test (${conversation}).` }];
   for (let i = 0; i < rounds; i++) {
-    const args = JSON.stringify({ command: `grep -rn "symbol_${i}" src/`, cwd: '/home/user/project' });
+    // The conversation's number in its calls: the engine reads calls, not
+    // the user's words, so two conversations differ only where their calls do.
+    const args = JSON.stringify({ command: `grep -rn "symbol_${i}" src/`, cwd: `/home/user/project-${conversation}` });
     messages.push({ role: 'assistant', content: null, tool_calls: [{ id: `call_${i}`, type: 'function', function: { name: 'bash', arguments: args } }] });
     messages.push({ role: 'tool', tool_call_id: `call_${i}`, content: `src/mod_${i}.rs:${i}: fn symbol_${i}() {}` });
   }
@@ -86,8 +90,57 @@ for (const rounds of [10, 100, 1000]) {
       `+${row.addedColdMs.toFixed(2)} ms cold; the decision alone ${m.decideWarm.toFixed(2)} ms warm, ${m.decideCold.toFixed(2)} ms cold`,
   );
 }
+// Time to the first byte of a streamed answer (100 rounds, warm), direct and
+// through the gateway: the upstream sends its first event at once and the
+// rest 20 ms later; the gateway relays each chunk as it arrives.
+const streamer = createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write('data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"a"}}]}\n\n');
+    setTimeout(() => res.end('data: [DONE]\n\n'), 20);
+  });
+});
+await new Promise((resolve) => streamer.listen(0, '127.0.0.1', resolve));
+const streamUrl = `http://127.0.0.1:${streamer.address().port}`;
+const streamProxy = await startProxy({ upstream: streamUrl, port: 0, log: () => {} });
+async function firstByte(base, text) {
+  const start = process.hrtime.bigint();
+  const res = await fetch(`${base}/v1/chat/completions`, { method: 'POST', body: text });
+  const reader = res.body.getReader();
+  await reader.read();
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  while (!(await reader.read()).done);
+  return ms;
+}
+const ttfb = { direct: [], gateway: [] };
+for (let i = 0; i < 15; i++) {
+  conversation++;
+  await firstByte(streamProxy.url, body(99, conversation));
+  ttfb.direct.push(await firstByte(streamUrl, body(100, conversation)));
+  ttfb.gateway.push(await firstByte(streamProxy.url, body(100, conversation)));
+}
+const stream = { directMs: median(ttfb.direct), gatewayMs: median(ttfb.gateway) };
+console.log(`\ntime to the first byte of a stream, 100 rounds warm: direct ${stream.directMs.toFixed(2)} ms, through the gateway ${stream.gatewayMs.toFixed(2)} ms (+${(stream.gatewayMs - stream.directMs).toFixed(2)} ms)`);
+await streamProxy.close();
+streamer.closeAllConnections();
+streamer.close();
+
+// Memory per cached conversation: the full module's wasm memory after a
+// cache of its own (the reference's option) is filled with 256
+// conversations of 100 rounds, against before (the memory only grows, so
+// this is the cache's high-water mark).
+const wasmMemory = () => require('../../pkg/doom_loop_full_node.cjs').ioMemory().buffer.byteLength;
+const before = wasmMemory();
+for (let i = 0; i < 256; i++) {
+  conversation++;
+  gatewayDecide('chat', encoder.encode(body(100, conversation)), 'true', undefined);
+}
+const memory = { conversations: 256, rounds: 100, perConversationKB: (wasmMemory() - before) / 256 / 1024 };
+console.log(`memory per cached conversation of 100 rounds: ${memory.perConversationKB.toFixed(1)} KB (the module's memory over 256 conversations)`);
+
 await proxy.close();
 upstream.closeAllConnections();
 upstream.close();
 const at = process.argv.indexOf('--json');
-if (at > 0) writeFileSync(process.argv[at + 1], `${JSON.stringify({ node: process.version, rows }, null, 1)}\n`);
+if (at > 0) writeFileSync(process.argv[at + 1], `${JSON.stringify({ node: process.version, rows, stream, memory }, null, 1)}\n`);
