@@ -91,7 +91,9 @@ fuzz_target!(|data: &[u8]| {
         format!("node /opt/pkg/cli.mjs hook {}", agent.as_str())
     };
     let text = String::from_utf8_lossy(data.get(1..).unwrap_or_default());
-    let Ok(once) = edit(agent, Some(&text), &command) else { return };
+    let Ok(once) = edit(agent, Some(&text), &command) else {
+        return;
+    };
     let twice = edit(agent, Some(&once), &command).expect("its own output edits");
     assert_eq!(twice, once, "not idempotent on {text:?}");
     assert_eq!(
@@ -100,10 +102,17 @@ fuzz_target!(|data: &[u8]| {
         "something besides the hook changed: {text:?} became {once:?}"
     );
     let root = CstRootNode::parse(once.strip_prefix('\u{feff}').unwrap_or(&once), &parse_options()).unwrap();
-    let hooks = root.object_value().and_then(|o| o.object_value("hooks")).expect("hooks");
+    let hooks = root
+        .object_value()
+        .and_then(|o| o.object_value("hooks"))
+        .expect("hooks");
     for (event, _) in events(agent) {
         let entries = hooks.array_value(event).expect("an event array");
-        let ours = entries.elements().iter().filter(|e| is_ours(e, agent, &command)).count();
+        let ours = entries
+            .elements()
+            .iter()
+            .filter(|e| is_ours(e, agent, &command))
+            .count();
         assert_eq!(ours, 1, "{event} in {once:?}");
     }
 });
