@@ -230,6 +230,22 @@ export async function runCopilot(script, { files, hookArgs = [], prompt = 'Do th
   return { ...run, events, hooks: project ? join(dirs.scratch, '.github', 'hooks', 'doom-loop.json') : join(dirs.home, '.copilot', 'hooks', 'doom-loop.json') };
 }
 
+/** value.txt holds 1; `sh test.sh` fails the same way (`FAIL: expected 4`) until it holds 4. */
+export const failsUntilFour = {
+  'value.txt': '1\n',
+  'test.sh': '#!/bin/sh\nif [ "$(cat value.txt)" = 4 ]; then echo "ok: 1 passed"; else echo "FAIL: expected 4"; exit 1; fi\n',
+};
+
+/**
+ * A model running `test` (the agent's call of `sh test.sh`), then before
+ * each re-run `edit(from, dirs)` raising value.txt from `from` by one, until
+ * the test passes (three identical failures, three edits, the pass).
+ */
+export const editAndRetestScript = (test, edit) => (body, turn, dirs) => {
+  if (turn >= 7) return 'the test passes';
+  return { calls: [turn % 2 === 0 ? test : edit((turn + 1) / 2, dirs)] };
+};
+
 /** A script that appends a line to runs.log at each run, then fails the way a missing file does. */
 export const failing = { 'fail.sh': '#!/bin/sh\necho run >> runs.log\ncat missing.txt\n' };
 

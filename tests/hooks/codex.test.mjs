@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCodex, codexBin, doomloop, failing, runs, stateFiles, why } from './agents.mjs';
+import { runCodex, codexBin, doomloop, editAndRetestScript, failing, failsUntilFour, runs, stateFiles, why } from './agents.mjs';
 import { developerTexts, issuedOutputs as answers } from './openai-server.mjs';
 
 const noDoomloop = existsSync(doomloop) ? false : `no ${doomloop} (cargo build --release)`;
@@ -76,15 +76,8 @@ describe('Codex CLI', { concurrency: 3, timeout: 120_000 }, () => {
 
   // The test fails the same way until value.txt holds 4; `edit(from)`
   // changes it from `from` to `from + 1` before each re-run.
-  const editAndRetest = (edit, hookArgs = []) => runCodex((body, turn) => {
-    if (turn >= 7) return 'the test passes';
-    if (turn % 2 === 0) return { calls: [shell('sh test.sh')] };
-    return { calls: [edit((turn + 1) / 2)] };
-  }, {
-    files: {
-      'value.txt': '1\n',
-      'test.sh': '#!/bin/sh\nif [ "$(cat value.txt)" = 4 ]; then echo "ok: 1 passed"; else echo "FAIL: expected 4"; exit 1; fi\n',
-    },
+  const editAndRetest = (edit, hookArgs = []) => runCodex(editAndRetestScript(shell('sh test.sh'), edit), {
+    files: failsUntilFour,
     // 0.169's bundled catalog gives gpt-5.5 the free-form apply_patch tool.
     model: 'gpt-5.5',
     hookArgs,

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCopilot, copilotBin, copilotCache, doomloop, failing, runs, stateFiles, why } from './agents.mjs';
+import { runCopilot, copilotBin, copilotCache, doomloop, editAndRetestScript, failing, failsUntilFour, runs, stateFiles, why } from './agents.mjs';
 import { issuedOutputs as answers } from './openai-server.mjs';
 
 const noDoomloop = existsSync(doomloop) ? false : `no ${doomloop} (cargo build --release)`;
@@ -76,16 +76,8 @@ describe('GitHub Copilot CLI', { concurrency: 3, timeout: 120_000 }, () => {
   });
 
   test('an edit before each identically failing test run is progress under the default option: the session completes (Copilot\'s edit tool, which its hooks name Edit, is a declared write)', { skip }, async () => {
-    const files = {
-      'value.txt': '1\n',
-      'test.sh': '#!/bin/sh\nif [ "$(cat value.txt)" = 4 ]; then echo "ok: 1 passed"; else echo "FAIL: expected 4"; exit 1; fi\n',
-    };
-    const run = await runCopilot((body, turn, dirs) => {
-      if (turn >= 7) return 'the test passes';
-      if (turn % 2 === 0) return { calls: [shell('sh test.sh')] };
-      const from = (turn + 1) / 2;
-      return { calls: [{ name: 'edit', args: { path: join(dirs.scratch, 'value.txt'), old_str: `${from}`, new_str: `${from + 1}` } }] };
-    }, { files });
+    const edit = (from, dirs) => ({ name: 'edit', args: { path: join(dirs.scratch, 'value.txt'), old_str: `${from}`, new_str: `${from + 1}` } });
+    const run = await runCopilot(editAndRetestScript(shell('sh test.sh'), edit), { files: failsUntilFour });
     assert.equal(run.code, 0, why(run));
     const texts = answers(run).flat();
     assert.ok(!texts.some((t) => /^Denied by preToolUse hook/.test(t)), texts.join('\n'));
