@@ -21,7 +21,7 @@ use doom_loop::fingerprint::{fingerprint_lowered_key_material, fingerprint_lower
 use doom_loop::json::{parse, parse_lowered, to_json, write_json_string, Value};
 use doom_loop::loop_key::{resolve_loop_key_material, LoopKey};
 use doom_loop::monitor::{DeclaredCall, RecordOptions};
-use doom_loop::session::{verdicts_json, Call, Response, Session as CoreSession, SessionOptions};
+use doom_loop::session::{answer_json, verdicts_json, Call, Response, Session as CoreSession, SessionOptions};
 use doom_loop::text::RepetitionThresholds;
 use doom_loop::{canonicalize, fingerprint_key_material, fingerprint_tool_call, DoomLoopMonitor, JsString};
 use doom_loop_gateway::{decide, Api, GatewayOptions};
@@ -252,19 +252,7 @@ impl Monitor {
         let Value::Array(items) = lowered(calls)? else {
             return Err(invalid("declareRound: calls must be an array"));
         };
-        let calls: Vec<DeclaredCall> = items
-            .into_iter()
-            .map(|item| {
-                let get = |name: &str| item.as_object().and_then(|o| o.get(name)).cloned();
-                DeclaredCall {
-                    tool_name: match get("toolName") {
-                        Some(Value::String(s)) => s,
-                        _ => JsString::from("undefined"),
-                    },
-                    key_material: get("keyMaterial").unwrap_or(Value::Undefined),
-                }
-            })
-            .collect();
+        let calls: Vec<DeclaredCall> = items.iter().map(DeclaredCall::from_value).collect();
         Ok(json_strings(&self.inner.declare_round(round, &calls)))
     }
 
@@ -371,19 +359,6 @@ fn call_of((id, tool_name, arguments, is_json): CallInput<'_>) -> Result<Call> {
     })
 }
 
-/// `{"value": body, "warnings": [...]}` (no `warnings` when there are none).
-fn answer_with(body: &str, warnings: &[String]) -> String {
-    let mut out = String::with_capacity(body.len() + 16);
-    out.push_str("{\"value\":");
-    out.push_str(body);
-    if !warnings.is_empty() {
-        out.push_str(",\"warnings\":");
-        out.push_str(&json_strings(warnings));
-    }
-    out.push('}');
-    out
-}
-
 fn verdict_json(verdict: Option<&doom_loop::Verdict>) -> String {
     verdict.map_or_else(|| "null".to_string(), |v| v.to_json())
 }
@@ -397,7 +372,7 @@ struct Session {
 
 impl Session {
     fn answer(&mut self, body: &str) -> String {
-        answer_with(body, &self.inner.take_warnings())
+        answer_json(body, &self.inner.take_warnings())
     }
 }
 

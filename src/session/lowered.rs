@@ -5,8 +5,9 @@
 //! in every language.
 
 use super::{Call, CallKey, Capabilities, Response, SessionOptions};
-use crate::json::{Object, Value};
-use crate::{Error, ErrorKind};
+use crate::json::{to_json, Object, Value};
+use crate::monitor::DeclaredCall;
+use crate::{Error, ErrorKind, JsString};
 
 fn invalid(message: &str) -> Error {
     Error::new(ErrorKind::Type, message)
@@ -105,4 +106,37 @@ impl Response {
         let calls = Call::list_from_value(object.remove("calls").unwrap_or(Value::Undefined))?;
         Ok(Response { text, calls })
     }
+}
+
+impl DeclaredCall {
+    /// A declared call from `{toolName, keyMaterial}` (a tool name that is
+    /// not a string is `"undefined"`, as the reference's template reads it).
+    pub fn from_value(item: &Value) -> DeclaredCall {
+        let get = |name: &str| item.as_object().and_then(|o| o.get(name)).cloned();
+        DeclaredCall {
+            tool_name: match get("toolName") {
+                Some(Value::String(s)) => s,
+                _ => JsString::from("undefined"),
+            },
+            key_material: get("keyMaterial").unwrap_or(Value::Undefined),
+        }
+    }
+}
+
+/// A binding's answer: `{"value": body, "warnings": [...]}` (no `warnings`
+/// when there are none; the host prints them).
+pub fn answer_json(body: &str, warnings: &[String]) -> String {
+    let mut out = String::with_capacity(body.len() + 16);
+    out.push_str("{\"value\":");
+    out.push_str(body);
+    if !warnings.is_empty() {
+        out.push_str(",\"warnings\":");
+        let items: Vec<Value> = warnings
+            .iter()
+            .map(|w| Value::String(JsString::from(w.as_str())))
+            .collect();
+        out.push_str(&to_json(&Value::Array(items)));
+    }
+    out.push('}');
+    out
 }

@@ -77,6 +77,7 @@ use crate::ladder::{Action, Threshold};
 use crate::loop_key::{resolve_loop_key_material, LoopKey, LoopKeyResolution};
 use crate::monitor::{DoomLoopMonitor, RecordOptions, Verdict, TOOL_FINGERPRINT};
 
+pub use lowered::answer_json;
 pub use persist::{verdict_from_value, verdicts_json};
 
 /// The key under which [`Session::state`] keeps the session's own

@@ -524,19 +524,7 @@ impl Monitor {
         let Value::Array(items) = lowered(calls)? else {
             return Err(Error::new(ErrorKind::Type, "declareRound: calls must be an array").into());
         };
-        let calls: Vec<DeclaredCall> = items
-            .into_iter()
-            .map(|item| {
-                let get = |name: &str| item.as_object().and_then(|o| o.get(name)).cloned();
-                DeclaredCall {
-                    tool_name: match get("toolName") {
-                        Some(Value::String(s)) => s,
-                        _ => JsString::from("undefined"),
-                    },
-                    key_material: get("keyMaterial").unwrap_or(Value::Undefined),
-                }
-            })
-            .collect();
+        let calls: Vec<DeclaredCall> = items.iter().map(DeclaredCall::from_value).collect();
         Ok(json_strings(&self.inner.declare_round(round, &calls)))
     }
 

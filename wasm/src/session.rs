@@ -5,7 +5,7 @@
 
 use doom_loop::json::{write_json_string, Value};
 use doom_loop::session::{
-    verdicts_json, Call, CallAction, CallKey, Decision, Response, Session as CoreSession, SessionOptions,
+    answer_json, verdicts_json, Call, CallAction, CallKey, Decision, Response, Session as CoreSession, SessionOptions,
 };
 use doom_loop::{JsString, ResolvedConfig};
 use wasm_bindgen::prelude::*;
@@ -249,7 +249,7 @@ impl Session {
         if written {
             return Ok(0.0);
         }
-        let answer = answer_with(&json(), &warnings);
+        let answer = answer_json(&json(), &warnings);
         if with_io_buffer(|io| io_write(io, 0, answer.as_bytes())) {
             Ok(answer.len() as f64)
         } else {
@@ -259,21 +259,8 @@ impl Session {
 
     /// `{"value": body, "warnings": [...]}` with the warnings taken.
     fn answer(&mut self, body: &str) -> String {
-        answer_with(body, &self.inner.take_warnings())
+        answer_json(body, &self.inner.take_warnings())
     }
-}
-
-/// `{"value": body, "warnings": [...]}` (no `warnings` when there are none).
-fn answer_with(body: &str, warnings: &[String]) -> String {
-    let mut out = String::with_capacity(body.len() + 16);
-    out.push_str("{\"value\":");
-    out.push_str(body);
-    if !warnings.is_empty() {
-        out.push_str(",\"warnings\":");
-        out.push_str(&json_strings(warnings));
-    }
-    out.push('}');
-    out
 }
 
 #[wasm_bindgen]
