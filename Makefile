@@ -174,7 +174,9 @@ bench: build
 ## linker (install-tools.sh's `cross` step: rustup targets, ziglang and
 ## cargo-zigbuild from PyPI, qemu-user and Wine from Debian), each binary's
 ## format checked and, where this machine can run it (natively, qemu,
-## Wine), the hook scenario run. Not part of `make test`.
+## Wine), the hook scenario run; then the Python wheels (linux x86_64
+## manylinux2014, aarch64 musllinux) and the sdist (scripts/release-python.sh).
+## Not part of `make test`.
 release:
 	@bash scripts/release.sh
 

@@ -32,3 +32,4 @@ done < <(node scripts/platform-pkg.mjs --list)
 log "main: $(npm pack ./pkg --pack-destination "$OUT" --ignore-scripts --loglevel=error | tail -n 1)"
 rm -rf "$OUT/folders"
 node scripts/check-release.mjs "$OUT"
+bash scripts/release-python.sh
