@@ -130,3 +130,14 @@ def test_any_arguments_text_fingerprints_or_raises_doom_loop_error(text):
         doom_loop.fingerprint_tool_call("t", text)
     except DoomLoopError:
         pass
+
+
+@pytest.mark.parametrize("text", ["[NaN]", '{"a":undefined}', "[Infinity]", "[1,hole]", "[circular]", "bigint"])
+def test_arguments_text_is_json_parse_s_language_not_the_cores_lowered_words(text):
+    with pytest.raises(DoomLoopError):
+        doom_loop.fingerprint_tool_call("t", text)
+    with pytest.raises(DoomLoopError):
+        doom_loop.canonicalize(text)
+    assert doom_loop.canonicalize('{"w":"NaN undefined","e":1e2,"t":[true,false,null]}') == (
+        '{"e":100,"t":[true,false,null],"w":"NaN undefined"}'
+    )
