@@ -7,6 +7,9 @@
 import assert from 'node:assert/strict';
 
 const COMMAND = 'cat missing.txt';
+
+/** A state file's text but for the wall-clock times it records for `hook log` (two front ends, the same state). */
+export const timeless = (state) => state.replace(/"(at|lastEvent)":\d+/g, '"$1":0');
 const ERROR = 'Exit code 1\ncat: missing.txt: No such file or directory';
 
 /** Claude Code's PreToolUse for a Bash call. */
