@@ -57,7 +57,7 @@ macro_rules! version_of {
     };
 }
 
-/// The version line's text after `doomloop ` (see [`version_of`]).
+/// The version line's text after `doomloop ` (the version and which build answered).
 pub const VERSION: &str = if cfg!(target_family = "wasm") {
     version_of!("wasm")
 } else if cfg!(all(target_os = "linux", target_arch = "x86_64")) {

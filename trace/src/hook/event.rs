@@ -121,7 +121,7 @@ pub struct Event {
 const STATE_LEVELS: usize = 4;
 
 /// How deep a call's input or output may nest to be stored as it came: the
-/// state file holds it [`STATE_LEVELS`] deeper than itself, and a state
+/// state file holds it four levels deeper than itself, and a state
 /// nested past the JSON parser's limit could not be read back (the session
 /// would start its detection over at the next call).
 pub const MAX_STORED_DEPTH: usize = MAX_PARSE_DEPTH - STATE_LEVELS;

@@ -27,7 +27,7 @@
 //! but a regular file is read or written. The new text replaces the file
 //! atomically through a temporary file created exclusively beside it
 //! ([`super::store::replace`]: never through a link planted there), keeps
-//! its permissions, and leaves the previous bytes in `FILE.bak` ([`write`]).
+//! its permissions, and leaves the previous bytes in `FILE.bak` ([`write()`]).
 //!
 //! The edit is made on a concrete syntax tree of the file ([`edit`], with
 //! dprint's `jsonc-parser`, no dependencies of its own): only the
@@ -168,7 +168,7 @@ pub fn resolve(host: &mut dyn Host, path: &Path, scope: Scope, cwd: &Path) -> Re
     }
 }
 
-/// What [`write`] did.
+/// What [`write()`] did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Written {
     /// The file already held the text: not touched (and its backup kept).

@@ -48,7 +48,7 @@ fn cut(text: &str, max: usize) -> String {
 }
 
 /// A call's input in one short line: a shell call's command, else its
-/// canonical JSON, cut at [`INPUT_CHARS`].
+/// canonical JSON, cut at 160 characters.
 pub fn short_input(input: &Value) -> String {
     let command = input
         .as_object()
