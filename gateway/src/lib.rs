@@ -37,8 +37,9 @@ use doom_loop::fingerprint::sha256_hex;
 use doom_loop::json::{parse, to_json, Object, Value};
 use doom_loop::ladder::Action as Rung;
 use doom_loop::monitor::Verdict;
-use doom_loop::session::{Call, CallAction, CallKey, Capabilities, Response, Session, SessionOptions};
+use doom_loop::session::{CallAction, Capabilities, Session, SessionOptions};
 use doom_loop::JsString;
+use doom_loop_trace::replay::round_response;
 use indexmap::IndexMap;
 
 pub use answer::Answer;
@@ -352,22 +353,7 @@ impl Gateway {
             if round.after_user {
                 session.on_user_turn();
             }
-            let calls = round
-                .calls
-                .iter()
-                .enumerate()
-                .map(|(j, call)| Call {
-                    id: JsString::from(format!("r{index}c{j}")),
-                    tool_name: call.tool_name.clone(),
-                    args: call.args.clone(),
-                    malformed: call.malformed,
-                    key: CallKey::Declared,
-                })
-                .collect();
-            let outcome = session.on_response(Response {
-                text: round.text.clone(),
-                calls,
-            });
+            let outcome = session.on_response(round_response(round, index + 1));
             let mut verdicts = outcome.verdicts;
             for (call, decision) in round.calls.iter().zip(&outcome.decisions) {
                 if decision.action == CallAction::Refuse {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startProxy } from '../../pkg/proxy.mjs';
-import { sandbox, claudeBin, codexBin } from '../hooks/agents.mjs';
+import { sandbox, claudeBin, codexBin, collect } from '../hooks/agents.mjs';
 import { startAnthropicServer, lastToolResults } from '../hooks/anthropic-server.mjs';
 import { startResponsesServer, callOutputs } from '../hooks/openai-server.mjs';
 import { startChatServer, call } from '../e2e/chat-completions-server.mjs';
@@ -28,17 +28,7 @@ async function withProxy(upstreamUrl, config, body) {
   }
 }
 
-function run(bin, args, env, cwd) {
-  const child = spawn(bin, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, ...env } });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => { stdout += d; });
-  child.stderr.on('data', (d) => { stderr += d; });
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
-  });
-}
+const run = (bin, args, env, cwd) => collect(spawn(bin, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, ...env } }));
 
 /** A billing agent's loop with the `openai` npm SDK: call the tool the model asks for, until it answers. */
 async function billingAgent(baseURL, { stream = false, maxTurns = 12 } = {}) {

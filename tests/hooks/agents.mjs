@@ -74,7 +74,8 @@ export function writeHooks(dirs, events, hookArgs = []) {
   return file;
 }
 
-function collect(child) {
+/** A child's stdout, stderr and exit code once it closes (killed after 90 s). */
+export function collect(child) {
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => { stdout += d; });

@@ -136,12 +136,10 @@ pub fn replay(transcript: &Transcript) -> Result<Timeline> {
     })
 }
 
-/// The id a replayed call carries in the session: its place in the run.
-pub fn replay_call_id(round: usize, index: usize) -> JsString {
-    JsString::from(format!("r{round}c{index}"))
-}
-
-fn replay_round(session: &mut Session, round: &TranscriptRound, number: usize) -> RoundReport {
+/// The model response of a transcript's round `number` (1-based) as the
+/// session engine takes it: its text, and its calls, each identified by its
+/// tool's declared loop key and carrying its place in the run as its id.
+pub fn round_response(round: &TranscriptRound, number: usize) -> Response {
     let calls = round
         .calls
         .iter()
@@ -154,10 +152,19 @@ fn replay_round(session: &mut Session, round: &TranscriptRound, number: usize) -
             key: CallKey::Declared,
         })
         .collect();
-    let outcome = session.on_response(Response {
+    Response {
         text: round.text.clone(),
         calls,
-    });
+    }
+}
+
+/// The id a replayed call carries in the session: its place in the run.
+pub fn replay_call_id(round: usize, index: usize) -> JsString {
+    JsString::from(format!("r{round}c{index}"))
+}
+
+fn replay_round(session: &mut Session, round: &TranscriptRound, number: usize) -> RoundReport {
+    let outcome = session.on_response(round_response(round, number));
     let calls = round
         .calls
         .iter()
