@@ -247,6 +247,13 @@ export const editAndRetestScript = (test, edit) => (body, turn, dirs) => {
   return { calls: [turn % 2 === 0 ? test : edit((turn + 1) / 2, dirs)] };
 };
 
+/** The model of the parallel-calls tests: two identical `call`s in the first response, one in each of the next two, then done. */
+export const parallelThenRepeatScript = (call) => (body, turn) => {
+  if (turn === 0) return { calls: [call, call] };
+  if (turn < 3) return { calls: [call] };
+  return 'done';
+};
+
 /** A script that appends a line to runs.log at each run, then fails the way a missing file does. */
 export const failing = { 'fail.sh': '#!/bin/sh\necho run >> runs.log\ncat missing.txt\n' };
 

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCodex, codexBin, doomloop, editAndRetestScript, failing, failsUntilFour, runs, stateFiles, why } from './agents.mjs';
+import { runCodex, codexBin, doomloop, editAndRetestScript, failing, parallelThenRepeatScript, failsUntilFour, runs, stateFiles, why } from './agents.mjs';
 import { developerTexts, issuedOutputs as answers } from './openai-server.mjs';
 
 const noDoomloop = existsSync(doomloop) ? false : `no ${doomloop} (cargo build --release)`;
@@ -111,11 +111,7 @@ describe('Codex CLI', { concurrency: 3, timeout: 120_000 }, () => {
   });
 
   test('two parallel identical calls in one response count once', { skip }, async () => {
-    const run = await runCodex((body, turn) => {
-      if (turn === 0) return { calls: [shell('sh fail.sh'), shell('sh fail.sh')] };
-      if (turn < 3) return { calls: [shell('sh fail.sh')] };
-      return 'done';
-    }, { files: failing, hookArgs: ['--option', 'true'] });
+    const run = await runCodex(parallelThenRepeatScript(shell('sh fail.sh')), { files: failing, hookArgs: ['--option', 'true'] });
     assert.equal(run.code, 0, why(run));
     const seen = answers(run);
     assert.equal(seen[0].length, 2, why(run));
