@@ -3,10 +3,9 @@
 // CompiledWasm module), in front of the repo's scripted chat completions
 // server on 127.0.0.1; a billing agent's loop talks to the Worker.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
-import { copyFile } from 'node:fs/promises';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
@@ -15,6 +14,7 @@ const TEMPLATE = resolve(HERE, '..');
 const ROOT = resolve(TEMPLATE, '..');
 const PKG = join(ROOT, 'pkg');
 const { startChatServer, call } = await import(join(ROOT, 'tests/e2e/chat-completions-server.mjs'));
+const { bundleLikeWrangler } = await import(join(ROOT, 'tests/e2e/workerd-bundle.mjs'));
 const compatibilityDate = /^compatibility_date\s*=\s*"([0-9-]+)"/m.exec(readFileSync(join(TEMPLATE, 'wrangler.toml'), 'utf8'))[1];
 const REFUSED = /Doom loop suspected: tool "get_invoice" was invoked in (\d+) consecutive rounds/;
 
@@ -22,36 +22,6 @@ let mf;
 let srv;
 let workDir;
 const logs = [];
-
-async function bundle(outdir) {
-  const modules = join(workDir, 'node_modules');
-  mkdirSync(modules, { recursive: true });
-  symlinkSync(PKG, join(modules, 'doom-loop-wasm'), 'dir');
-  const { build } = await import('esbuild');
-  await build({
-    entryPoints: [join(TEMPLATE, 'src/index.js')],
-    outfile: join(outdir, 'index.js'),
-    bundle: true,
-    format: 'esm',
-    target: 'es2022',
-    conditions: ['workerd', 'worker', 'browser'],
-    nodePaths: [modules],
-    external: ['cloudflare:*', 'node:*'],
-    logLevel: 'silent',
-    plugins: [
-      {
-        name: 'compiled-wasm',
-        setup(b) {
-          b.onResolve({ filter: /\.wasm$/ }, async (args) => {
-            const source = resolve(args.resolveDir, args.path);
-            await copyFile(source, join(outdir, basename(source)));
-            return { path: `./${basename(source)}`, external: true };
-          });
-        },
-      },
-    ],
-  });
-}
 
 /** The billing agent's loop over chat completions, through the Worker. */
 async function billingAgent(maxTurns = 12) {
@@ -79,7 +49,7 @@ before(async () => {
   workDir = mkdtempSync(join(tmpdir(), 'doom-loop-gateway-worker-'));
   const outdir = join(workDir, 'dist');
   mkdirSync(outdir);
-  await bundle(outdir);
+  await bundleLikeWrangler({ entry: join(TEMPLATE, 'src/index.js'), outdir, workDir, pkg: PKG });
   assert.ok(readdirSync(outdir).includes('doom_loop_full_bg.wasm'), 'the bundle imports the full module as a CompiledWasm module');
   srv = await startChatServer(() => ({ calls: [call('get_invoice', { invoice_id: 'INV-2291' })] }));
   const { Miniflare } = await import('miniflare');

@@ -15,10 +15,8 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { copyFile } from 'node:fs/promises';
-import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -29,6 +27,7 @@ const ROOT = resolve(EXAMPLE, '..');
 const PKG = join(ROOT, 'pkg');
 
 const { startChatServer, toolMessages } = await import(join(ROOT, 'tests/e2e/chat-completions-server.mjs'));
+const { bundleLikeWrangler } = await import(join(ROOT, 'tests/e2e/workerd-bundle.mjs'));
 
 const INVOICE = 'INV-2291';
 const TIMEOUT_ERROR = `Billing service timed out after 30000ms while fetching invoice ${INVOICE}`;
@@ -64,45 +63,7 @@ async function bundle(outdir) {
     });
     return 'index.js';
   }
-  // The package is found the way `npm install` (file:../pkg) lays it out:
-  // node_modules/doom-loop-wasm -> pkg, here in a scratch directory.
-  const modules = join(workDir, 'node_modules');
-  mkdirSync(modules, { recursive: true });
-  symlinkSync(PKG, join(modules, 'doom-loop-wasm'), 'dir');
-  const { build } = await import('esbuild');
-  await build({
-    entryPoints: [join(EXAMPLE, 'src/index.js')],
-    outfile: join(outdir, 'index.js'),
-    bundle: true,
-    format: 'esm',
-    target: 'es2022',
-    conditions: ['workerd', 'worker', 'browser'], // wrangler's build conditions
-    nodePaths: [modules],
-    external: ['cloudflare:*', 'node:*'],
-    logLevel: 'silent',
-    plugins: [
-      {
-        // nodejs_compat: workerd provides the Node built-ins (`path` is `node:path`).
-        name: 'node-builtins',
-        setup(b) {
-          const names = new Set(builtinModules);
-          b.onResolve({ filter: /^[a-z_/]+$/ }, (args) => (names.has(args.path) ? { path: `node:${args.path}`, external: true } : undefined));
-        },
-      },
-      {
-        // What wrangler does with a CompiledWasm import: keep it a separate module next to the bundle.
-        name: 'compiled-wasm',
-        setup(b) {
-          b.onResolve({ filter: /\.wasm$/ }, async (args) => {
-            const source = resolve(args.resolveDir, args.path);
-            await copyFile(source, join(outdir, basename(source)));
-            return { path: `./${basename(source)}`, external: true };
-          });
-        },
-      },
-    ],
-  });
-  return 'index.js';
+  return bundleLikeWrangler({ entry: join(EXAMPLE, 'src/index.js'), outdir, workDir, pkg: PKG });
 }
 
 /** POSTs /chat; returns {status, body}. */
