@@ -4,7 +4,9 @@
 // strings is accepted (anything else is ignored), and a client-side entry
 // keyed by the unprefixed MCP tool name wins over the server's.
 // Its tool annotations (`readOnlyHint`, `destructiveHint`) map to the
-// `loopEffects` the effect-aware streaks read, the same way.
+// `loopEffects` the effect-aware streaks read, the same way — the rule the
+// Rust core applies to the tools lists of replayed logs
+// (doom_loop::effects::declared), both held to tests/fixtures/mcp-annotations.json.
 // Data only: no MCP SDK import, no detection logic.
 
 /** The `_meta` key an MCP server advertises a tool's loop identity under. */

@@ -37,6 +37,8 @@
 //! recent fingerprints' last calls. Bounded plain JSON; restore drops
 //! anything malformed, never fails.
 
+pub mod declared;
+
 use crate::detectors::{evidence_key, restored_count as count, EvidenceKey, MAX_COUNT};
 use crate::js_string::JsString;
 use crate::json::{Object, Value};

@@ -90,3 +90,14 @@ test('MCP annotations map to loopEffects: readOnlyHint, destructiveHint; non-boo
   assert.throws(() => mcpLoopEffects(42), /mcpLoopEffects: expected/);
   assert.ok(main.DoomLoopSession);
 });
+
+test('doom-loop-wasm/mcp maps annotations as the Rust core does (the shared cases the log importers are held to)', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const { cases } = JSON.parse(await readFile(new URL('../fixtures/mcp-annotations.json', import.meta.url), 'utf8'));
+  assert.ok(cases.length >= 10);
+  for (const { annotations, effect, invalid } of cases) {
+    const named = [];
+    assert.equal(annotatedLoopEffect(annotations, (hint) => named.push(hint)) ?? null, effect, JSON.stringify(annotations));
+    assert.deepEqual(named, invalid, JSON.stringify(annotations));
+  }
+});

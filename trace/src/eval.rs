@@ -460,6 +460,9 @@ impl Evaluation {
                 return;
             }
         };
+        for warning in std::mem::take(&mut transcript.warnings) {
+            self.warn(format!("{id}: {warning}"));
+        }
         let capped = cap_kind(exit_status, &transcript).is_some();
         let mut row = self.sessions.is_some().then(|| SessionRow {
             source: source.to_string(),

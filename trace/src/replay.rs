@@ -105,7 +105,8 @@ pub fn parse_transcript(document: &Value) -> Result<Transcript> {
 /// `doomLoop` option turns detection off.
 pub fn replay(transcript: &Transcript) -> Result<Timeline> {
     let resolution = resolve_doom_loop_option(Some(&transcript.option));
-    let mut warnings = resolution.warnings;
+    let mut warnings = transcript.warnings.clone();
+    warnings.extend(resolution.warnings);
     let config = resolution
         .result?
         .ok_or_else(|| invalid("the transcript's `doomLoop` option turns detection off"))?;

@@ -60,6 +60,10 @@ pub struct Transcript {
     pub loop_effects: Object,
     /// The rounds.
     pub rounds: Vec<TranscriptRound>,
+    /// What the import noticed about the log's declarations and read past
+    /// (tool annotations that are not booleans): the replay says them
+    /// first, the evaluation once per run.
+    pub warnings: Vec<String>,
 }
 
 impl TranscriptCall {

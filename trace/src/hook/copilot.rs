@@ -56,12 +56,6 @@ pub const SHELL_TOOLS: &[&str] = &["Bash", "bash", "powershell"];
 /// See [`SHELL_TOOLS`].
 pub const SHELL_KEYS: &[&str] = &["command", "mode", "detach"];
 
-/// Copilot's file-editing tools, declared writes (`loopEffects`): as the
-/// model calls them `edit` and `create` (1.0.102 offers these to a
-/// Responses-API model), which its PascalCase payloads name `Edit` and
-/// `Write` (measured with the real CLI, tests/hooks/copilot.test.mjs).
-pub const EDIT_TOOLS: &[&str] = &["Edit", "Write", "edit", "create"];
-
 fn text(object: &Object, key: &str) -> Option<String> {
     object
         .get(key)

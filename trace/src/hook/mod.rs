@@ -35,6 +35,7 @@ use std::path::PathBuf;
 use crate::host::Host;
 
 use doom_loop::config::recommended_doom_loop_option;
+use doom_loop::effects::declared;
 use doom_loop::json::{parse, to_json, write_json_string, Object, Value};
 use doom_loop::{canonicalize, JsString};
 
@@ -104,17 +105,19 @@ pub fn default_loop_keys(agent: Agent) -> Object {
 }
 
 /// The hook's `loopEffects`: the agent's built-in edit tools change the
-/// files the next test run reads (effect-aware streaks). Shell tools are
-/// not declared: a command may write or not, and nothing measured says
-/// which commands to trust.
+/// files the next test run reads (effect-aware streaks). The table lives
+/// in the core ([`doom_loop::effects::declared`]), where the log importers
+/// read it too: a replayed log of the agent is scored as the hook scores it.
 pub fn default_loop_effects(agent: Agent) -> Object {
-    let writes: &[&str] = match agent {
-        Agent::ClaudeCode => &["Edit", "Write", "MultiEdit", "NotebookEdit"],
-        Agent::GeminiCli => &["replace", "write_file"],
-        Agent::Codex => &["apply_patch"],
-        Agent::Copilot => copilot::EDIT_TOOLS,
-    };
-    Object::from_entries(writes.iter().map(|tool| (s(tool), Value::String(s("write")))).collect())
+    declared::writes(match agent {
+        Agent::ClaudeCode => declared::CLAUDE_CODE_WRITES,
+        Agent::GeminiCli => declared::GEMINI_CLI_WRITES,
+        Agent::Codex => declared::CODEX_WRITES,
+        // As Copilot's model calls them (`edit`, `create`) and as its
+        // PascalCase hook payloads name them (`Edit`, `Write`): measured
+        // with the real CLI, tests/hooks/copilot.test.mjs.
+        Agent::Copilot => declared::COPILOT_WRITES,
+    })
 }
 
 /// One call of the current round, as persisted.

@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use doom_loop::error::{Error, ErrorKind, Result};
 use doom_loop::json::{js_number, parse, Value};
 
-use super::{get, import_detected, invalid, run_list, string_field, Format, ACCEPTED_SHAPES};
+use super::effects::LogAgent;
+use super::{get, import_by, invalid, run_list, string_field, Format, ACCEPTED_SHAPES};
 use crate::host::{FileKind, FileSystem, NativeFs};
 use crate::transcript::Transcript;
 
@@ -92,8 +93,13 @@ fn stem(name: &str) -> String {
 }
 
 fn run_from(document: &Value, place: String, name: &str) -> ImportedRun {
+    run_by(document, place, name, None)
+}
+
+/// [`run_from`] of a log whose lines named the agent that wrote it.
+fn run_by(document: &Value, place: String, name: &str, agent: Option<LogAgent>) -> ImportedRun {
     let id = run_id(document);
-    let imported = import_detected(document).map_err(|e| with_place(&place, id.as_deref(), e));
+    let imported = import_by(document, agent).map_err(|e| with_place(&place, id.as_deref(), e));
     let (format, transcript) = match imported {
         Ok((format, transcript)) => (Some(format), Ok(transcript)),
         Err(error) => (None, Err(error)),
@@ -591,6 +597,10 @@ struct JsonLines<'n> {
     /// is a log we know (a span dump): the file's one error if nothing else
     /// turns up.
     foreign: Option<String>,
+    /// The coding agent the message lines name ([`LogAgent::of_line`]),
+    /// unless two lines name different ones.
+    agent: Option<LogAgent>,
+    agents_differ: bool,
 }
 
 impl<'n> JsonLines<'n> {
@@ -606,6 +616,8 @@ impl<'n> JsonLines<'n> {
             skipped_count: 0,
             pi_entries: None,
             foreign: None,
+            agent: None,
+            agents_differ: false,
         }
     }
 
@@ -632,6 +644,7 @@ impl<'n> JsonLines<'n> {
                 sink(run_from(&value, self.place(number), self.name));
             }
             Ok(value) => {
+                self.note_agent(&value);
                 let description = super::describe(&value);
                 let foreign = super::foreign::describe_value(&value);
                 match line_message(value) {
@@ -652,6 +665,13 @@ impl<'n> JsonLines<'n> {
                     }
                 }
             }
+        }
+    }
+
+    fn note_agent(&mut self, line: &Value) {
+        if let Some(agent) = LogAgent::of_line(line) {
+            self.agents_differ |= self.agent.is_some_and(|known| known != agent);
+            self.agent = Some(agent);
         }
     }
 
@@ -737,7 +757,8 @@ impl<'n> JsonLines<'n> {
             Some(entries) => Value::Array(super::pi::session_messages(&entries)),
             None => Value::Array(std::mem::take(&mut self.messages)),
         };
-        let mut run = run_from(&messages, self.name.to_string(), self.name);
+        let agent = self.agent.filter(|_| !self.agents_differ);
+        let mut run = run_by(&messages, self.name.to_string(), self.name, agent);
         if self.skipped_count > 0 {
             let more = self.skipped_count - self.skipped.len();
             let more = if more > 0 {

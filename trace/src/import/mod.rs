@@ -19,10 +19,12 @@ use doom_loop::js_string::JsString;
 use doom_loop::json::{parse_js, Object, Value};
 
 use crate::transcript::{Transcript, TranscriptCall, TranscriptRound};
+use effects::LogAgent;
 
 pub mod anthropic;
 pub mod chat;
 pub mod cline;
+pub mod effects;
 mod foreign;
 pub mod gemini;
 pub mod gemini_cli;
@@ -597,6 +599,12 @@ pub fn import_value(document: &Value) -> Result<Transcript> {
 /// # Errors
 /// As [`import_value`].
 pub fn import_detected(document: &Value) -> Result<(Format, Transcript)> {
+    import_by(document, None)
+}
+
+/// [`import_detected`] of a log whose lines named the agent that wrote it
+/// ([`LogAgent::of_line`]): its built-in tools' effects are known.
+pub(crate) fn import_by(document: &Value, agent: Option<LogAgent>) -> Result<(Format, Transcript)> {
     // A tau-bench run is its `traj` chat list.
     let document = match get(document, "traj") {
         Some(traj @ Value::Array(_)) if get(document, "rounds").is_none() => traj,
@@ -608,14 +616,10 @@ pub fn import_detected(document: &Value) -> Result<(Format, Transcript)> {
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
-    let loop_effects = get(document, "loopEffects")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
     let rounds = match format {
         Format::Rounds => rounds::rounds(document)?,
         Format::OpenAiChat => chat::rounds(messages_of(document, &["messages", "input"]))?,
-        Format::Responses => responses::rounds(messages_of(document, &["input", "output", "messages"]))?,
+        Format::Responses => responses::rounds(messages_of(document, RESPONSES_KEYS))?,
         Format::Anthropic => anthropic::rounds(messages_of(document, &["messages"]))?,
         Format::Gemini => gemini::rounds(messages_of(document, &["contents"]))?,
         Format::SweAgent => swe_agent::rounds(document)?,
@@ -633,6 +637,7 @@ pub fn import_detected(document: &Value) -> Result<(Format, Transcript)> {
             describe(document)
         )));
     }
+    let (loop_effects, warning) = effects::recorded(document, format, agent, &rounds);
     Ok((
         format,
         Transcript {
@@ -640,9 +645,13 @@ pub fn import_detected(document: &Value) -> Result<(Format, Transcript)> {
             loop_keys,
             loop_effects,
             rounds,
+            warnings: warning.into_iter().collect(),
         },
     ))
 }
+
+/// Where a Responses document keeps its items.
+const RESPONSES_KEYS: &[&str] = &["input", "output", "messages"];
 
 /// Keys a message list may sit under (a list wrapped as `{doomLoop,
 /// messages}` by a caller is read whatever its format).

@@ -9,6 +9,12 @@
 //! `call_id`. `custom_tool_call` (free-form `input`) and its
 //! `custom_tool_call_output` are read the same way. A Codex rollout's
 //! `token_count` event gives the tokens of the turn before it.
+//!
+//! A remote MCP tool's call (`mcp_call`: `name`, `arguments`, and its
+//! `output`, or its `error` when it failed) is a call with its result in
+//! one item; the API runs it and samples the model again with its output,
+//! so each `mcp_call` ends its turn. The `mcp_list_tools` items before them
+//! carry the tools' annotations, read by [`super::effects`].
 
 use doom_loop::error::Result;
 use doom_loop::json::Value;
@@ -22,6 +28,8 @@ pub(crate) const ITEM_TYPES: &[&str] = &[
     "function_call_output",
     "custom_tool_call",
     "custom_tool_call_output",
+    "mcp_call",
+    "mcp_list_tools",
     "reasoning",
     "message",
 ];
@@ -35,6 +43,7 @@ pub(crate) const CALL_ITEM_TYPES: &[&str] = &[
     "function_call_output",
     "custom_tool_call",
     "custom_tool_call_output",
+    "mcp_call",
 ];
 
 /// The rounds of a Responses item list.
@@ -88,7 +97,8 @@ fn item_into(builder: &mut Builder, item: &Value) -> Result<()> {
                 builder.result_in_order(None, result, false);
             }
         }
-        Some(b"reasoning") => {}
+        Some(b"mcp_call") => mcp_call_into(builder, item)?,
+        Some(b"reasoning") | Some(b"mcp_list_tools") => {}
         _ if role.as_ref().is_some_and(|r| r == "assistant") => {
             if let Some(text) = content_text(get(item, "content")) {
                 builder.text(text);
@@ -97,5 +107,23 @@ fn item_into(builder: &mut Builder, item: &Value) -> Result<()> {
         _ if role.as_ref().is_some_and(|r| r == "user") => builder.user_turn(),
         _ => builder.end_turn(),
     }
+    Ok(())
+}
+
+/// A remote MCP call: the call with its output — or its `error`, a
+/// failed call — and its turn's end (the API samples the model again with
+/// the output).
+fn mcp_call_into(builder: &mut Builder, item: &Value) -> Result<()> {
+    let name = string_field(item, &["name"]).ok_or_else(|| invalid("an mcp_call has no `name`"))?;
+    let mut call = call_from(name, get(item, "arguments"));
+    match output_value(get(item, "error")) {
+        Some(error) => {
+            call.result = Some(error);
+            call.failed = true;
+        }
+        None => call.result = output_value(get(item, "output")),
+    }
+    builder.call(call, string_field(item, &["id"]).as_ref());
+    builder.end_turn();
     Ok(())
 }
