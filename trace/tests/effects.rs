@@ -9,6 +9,10 @@ use doom_loop::json::{parse, to_json, Value};
 use doom_loop::recommended_doom_loop_option;
 use doom_loop_trace::replay::{parse_transcript, replay, Timeline};
 
+#[path = "common/refusals.rs"]
+mod refusals;
+use refusals::refusals;
+
 const TEST: &str = r#"{"command":"pytest tests/test_x.py"}"#;
 const FAIL: &str = "FAILED test_x - AssertionError: 1 != 2";
 
@@ -35,17 +39,6 @@ fn session(calls: &[(&str, String, &str)], effects: &str) -> Timeline {
 
 fn edit(from: &str, to: &str) -> String {
     format!(r#"{{"file_path":"x.py","old_string":"{from}","new_string":"{to}"}}"#)
-}
-
-/// `(round, action)` of every verdict that refuses or halts.
-fn refusals(timeline: &Timeline) -> Vec<(usize, &'static str)> {
-    timeline
-        .rounds
-        .iter()
-        .flat_map(|r| r.calls.iter().map(move |c| (r.round, c)))
-        .filter_map(|(round, c)| c.verdict.as_ref().map(|v| (round, v.action.as_str())))
-        .filter(|(_, action)| matches!(*action, "block" | "stop"))
-        .collect()
 }
 
 const CLAUDE_CODE: &str = r#"{"Edit":"write","Write":"write","MultiEdit":"write","NotebookEdit":"write"}"#;

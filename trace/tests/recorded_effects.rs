@@ -11,6 +11,10 @@ use doom_loop::recommended_doom_loop_option;
 use doom_loop_trace::import::{import_one, Format, ImportedRun};
 use doom_loop_trace::replay::{replay, Timeline, Transcript};
 
+#[path = "common/refusals.rs"]
+mod refusals;
+use refusals::refusals;
+
 fn json(text: &str) -> String {
     to_json(&Value::String(text.into()))
 }
@@ -29,17 +33,6 @@ fn replay_recommended(log: &str) -> Timeline {
     let (mut transcript, _) = import(log);
     transcript.option = recommended_doom_loop_option();
     replay(&transcript).unwrap()
-}
-
-/// `(round, action)` of the verdicts that refuse a call or halt the run.
-fn refusals(timeline: &Timeline) -> Vec<(usize, &'static str)> {
-    timeline
-        .rounds
-        .iter()
-        .flat_map(|r| r.calls.iter().map(move |c| (r.round, c)))
-        .filter_map(|(round, c)| c.verdict.as_ref().map(|v| (round, v.action.as_str())))
-        .filter(|(_, action)| matches!(*action, "block" | "stop"))
-        .collect()
 }
 
 fn effects(transcript: &Transcript) -> String {
@@ -230,6 +223,24 @@ fn a_request_bodys_annotated_tools_declare_effects_and_its_own_loop_effects_win(
 
 // --- The coding agents' logs: the hooks' built-in edit tools -------------
 
+/// A coding agent's edit-and-retest log (`session(failing, same_edit)`):
+/// read as `format` with the agent's built-in `effects`, it completes
+/// under the recommended option after 1 and after 3 failing edits.
+fn completes_under_recommended(session: fn(usize, bool) -> String, format: Format, effects_read: &str) {
+    let log = session(1, false);
+    assert_eq!(format_of(&log), Some(format));
+    assert_eq!(effects(&import(&log).0), effects_read);
+    for failing in [1, 3] {
+        let timeline = replay_recommended(&session(failing, false));
+        assert_eq!(refusals(&timeline), vec![], "{failing} failing edits");
+    }
+}
+
+/// The same log re-applying one edit before every re-run is still blocked.
+fn same_edit_still_blocked(session: fn(usize, bool) -> String) {
+    assert!(!refusals(&replay_recommended(&session(3, true))).is_empty());
+}
+
 /// A Claude Code session log (`~/.claude/projects/…/*.jsonl`): each line a
 /// message with its session id.
 fn claude_code_session(failing: usize, same_edit: bool) -> String {
@@ -281,22 +292,16 @@ fn claude_code_session(failing: usize, same_edit: bool) -> String {
 
 #[test]
 fn a_claude_code_edit_then_test_log_completes_under_recommended() {
-    let log = claude_code_session(1, false);
-    assert_eq!(format_of(&log), Some(Format::Anthropic));
-    let (transcript, _) = import(&log);
-    assert_eq!(
-        effects(&transcript),
-        r#"{"Edit":"write","Write":"write","MultiEdit":"write","NotebookEdit":"write"}"#
+    completes_under_recommended(
+        claude_code_session,
+        Format::Anthropic,
+        r#"{"Edit":"write","Write":"write","MultiEdit":"write","NotebookEdit":"write"}"#,
     );
-    for failing in [1, 3] {
-        let timeline = replay_recommended(&claude_code_session(failing, false));
-        assert_eq!(refusals(&timeline), vec![], "{failing} failing edits");
-    }
 }
 
 #[test]
 fn a_claude_code_log_reapplying_the_same_edit_is_still_blocked() {
-    assert!(!refusals(&replay_recommended(&claude_code_session(3, true))).is_empty());
+    same_edit_still_blocked(claude_code_session);
 }
 
 #[test]
@@ -360,19 +365,16 @@ fn gemini_cli_stream(failing: usize, same_edit: bool) -> String {
 
 #[test]
 fn a_gemini_cli_edit_then_test_log_completes_under_recommended() {
-    let log = gemini_cli_stream(1, false);
-    assert_eq!(format_of(&log), Some(Format::GeminiCli));
-    let (transcript, _) = import(&log);
-    assert_eq!(effects(&transcript), r#"{"replace":"write","write_file":"write"}"#);
-    for failing in [1, 3] {
-        let timeline = replay_recommended(&gemini_cli_stream(failing, false));
-        assert_eq!(refusals(&timeline), vec![], "{failing} failing edits");
-    }
+    completes_under_recommended(
+        gemini_cli_stream,
+        Format::GeminiCli,
+        r#"{"replace":"write","write_file":"write"}"#,
+    );
 }
 
 #[test]
 fn a_gemini_cli_log_reapplying_the_same_edit_is_still_blocked() {
-    assert!(!refusals(&replay_recommended(&gemini_cli_stream(3, true))).is_empty());
+    same_edit_still_blocked(gemini_cli_stream);
 }
 
 /// A Codex rollout (`~/.codex/sessions/…/rollout-*.jsonl`): a session_meta
@@ -418,19 +420,12 @@ fn codex_rollout(failing: usize, same_edit: bool) -> String {
 
 #[test]
 fn a_codex_edit_then_test_rollout_completes_under_recommended() {
-    let log = codex_rollout(1, false);
-    assert_eq!(format_of(&log), Some(Format::Responses));
-    let (transcript, _) = import(&log);
-    assert_eq!(effects(&transcript), r#"{"apply_patch":"write"}"#);
-    for failing in [1, 3] {
-        let timeline = replay_recommended(&codex_rollout(failing, false));
-        assert_eq!(refusals(&timeline), vec![], "{failing} failing edits");
-    }
+    completes_under_recommended(codex_rollout, Format::Responses, r#"{"apply_patch":"write"}"#);
 }
 
 #[test]
 fn a_codex_rollout_reapplying_the_same_patch_is_still_blocked() {
-    assert!(!refusals(&replay_recommended(&codex_rollout(3, true))).is_empty());
+    same_edit_still_blocked(codex_rollout);
 }
 
 #[test]
