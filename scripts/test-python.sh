@@ -4,7 +4,7 @@
 # the pinned test dependencies into a fresh venv, and runs tests/python
 # (the conformance corpora through the wheel, the cross-language state,
 # bad input, the docs' python blocks, the LiteLLM proxy guardrail in the
-# real proxy, the OpenAI Agents SDK adapter). The dev profile: a release build of the PyO3 module costs
+# real proxy, the OpenAI Agents SDK adapter, the LangChain middleware). The dev profile: a release build of the PyO3 module costs
 # minutes on two cores and the suite does not time anything.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,6 +17,9 @@ HYPOTHESIS_VERSION=6.170.15
 # (1.108 and later want a `litellm-proxy` that is not published).
 LITELLM_VERSION=1.100.5
 OPENAI_AGENTS_VERSION=0.24.0
+LANGCHAIN_VERSION=1.5.2
+LANGGRAPH_VERSION=1.2.24
+LANGCHAIN_OPENAI_VERSION=1.8.1
 ensure_maturin
 
 (cd python && cargo fmt --check && cargo clippy --quiet --all-targets -- -D warnings)
@@ -33,6 +36,13 @@ rm -rf "$OUT/agents-venv"
 "$PY" -m venv "$OUT/agents-venv"
 "$OUT/agents-venv/bin/pip" install --quiet --disable-pip-version-check \
   "pytest==$PYTEST_VERSION" "openai-agents==$OPENAI_AGENTS_VERSION" "$wheel"
+# LangChain v1 and LangGraph: a venv of their own, as each framework has
+# (their pins move apart); it runs the middleware's tests and the docs'
+# `python needs=langchain` blocks.
+rm -rf "$OUT/langchain-venv"
+"$PY" -m venv "$OUT/langchain-venv"
+"$OUT/langchain-venv/bin/pip" install --quiet --disable-pip-version-check "pytest==$PYTEST_VERSION" \
+  "langchain==$LANGCHAIN_VERSION" "langgraph==$LANGGRAPH_VERSION" "langchain-openai==$LANGCHAIN_OPENAI_VERSION" "$wheel"
 
 # From the tests' folder, so `import doom_loop` is the installed wheel's
 # (python/doom_loop is not on the path); exit 5 (no tests ran) fails too.
@@ -44,5 +54,6 @@ run() { # venv, pytest arguments…
   if [ "$status" -eq 5 ]; then echo "test-python: no tests ran ($1)" >&2; return 1; fi
   return "$status"
 }
-run test-venv --ignore=openai_agents "$@"
+run test-venv --ignore=openai_agents --ignore=langchain "$@"
 run agents-venv openai_agents "$@"
+run langchain-venv langchain test_docs.py "$@"

@@ -23,7 +23,8 @@
 //   named in the report); rust blocks are the doc tests' (cargo test;
 //   tests/readme_examples.rs checks their page is included); python blocks
 //   run against the built wheel in tests/python/test_docs.py (make
-//   test-python: `python no-run` is shown only); json blocks
+//   test-python: `python no-run` is shown only, `python needs=DIST` runs in
+//   the venv holding that distribution); json blocks
 //   must parse (jsonl: every line); toml blocks are doomloop config files,
 //   read by the package's own CLI (`node PKG/cli.mjs hook config`, the
 //   parser the hook runs) from a scratch project: a block it rejects

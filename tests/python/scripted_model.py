@@ -10,12 +10,23 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, List
 
 
+def estimate_tokens(value) -> int:
+    """A token count as the JS scripted servers estimate one (4 characters
+    a token), so the usage a client reads grows with what it sends."""
+    if value is None:
+        return 0
+    text = value if isinstance(value, str) else json.dumps(value)
+    return max(1, -(-len(text) // 4))
+
+
 class ScriptedModel:
     """``reply(request_body, n)`` → the assistant message (a dict) of the
     ``n``-th request (0-based)."""
 
     def __init__(self, reply: Callable[[dict, int], dict]) -> None:
         self.requests: List[dict] = []
+        #: Each answer's usage (``prompt_tokens``, ``completion_tokens``).
+        self.usage: List[dict] = []
         model = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -29,6 +40,10 @@ class ScriptedModel:
                 model.requests.append(body)
                 message = reply(body, n)
                 tool_calls = message.get("tool_calls")
+                prompt = estimate_tokens(body.get("messages")) + estimate_tokens(body.get("tools"))
+                completion = estimate_tokens(message)
+                usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+                model.usage.append(usage)
                 answer = {
                     "id": f"chatcmpl-{n}",
                     "object": "chat.completion",
@@ -41,7 +56,7 @@ class ScriptedModel:
                             "finish_reason": "tool_calls" if tool_calls else "stop",
                         }
                     ],
-                    "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+                    "usage": usage,
                 }
                 data = json.dumps(answer).encode()
                 self.send_response(200)

@@ -1,5 +1,8 @@
 """Every ```python block of README.md and docs/ runs against the installed
-wheel, as a user would paste it (`python no-run`: shown only). A block that
+wheel, as a user would paste it (`python no-run`: shown only;
+`python needs=DIST`: runs in the venv that has that distribution installed —
+scripts/test-python.sh runs this file there too — and is skipped, saying
+so, elsewhere). A block that
 prints and ends with a run of `#` comment lines says what it prints: each
 line must match (runs of spaces are one space; `…` stands for any text)."""
 
@@ -8,6 +11,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from importlib import metadata
 
 import pytest
 
@@ -23,7 +27,17 @@ def blocks():
             lang, flags, code = match.group(1), match.group(2).split(), match.group(3)
             if lang in ("python", "py") and "no-run" not in flags:
                 line = page.read_text(encoding="utf-8")[: match.start()].count("\n") + 1
-                yield pytest.param(code, id=f"{page.relative_to(ROOT)}:{line}")
+                missing = [f[6:] for f in flags if f.startswith("needs=") and not installed(f[6:])]
+                marks = [pytest.mark.skip(reason=f"needs {', '.join(missing)} (its own venv)")] if missing else []
+                yield pytest.param(code, id=f"{page.relative_to(ROOT)}:{line}", marks=marks)
+
+
+def installed(distribution: str) -> bool:
+    try:
+        metadata.distribution(distribution)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
 
 
 def expected_output(code: str):
