@@ -248,3 +248,44 @@ def test_an_internal_error_leaves_the_run_unchanged_with_one_warning(monkeypatch
     assert bare["requests"] == MODEL_CALL_LIMIT and len(bare["executed"]) == MODEL_CALL_LIMIT
     ours = [r.getMessage() for r in caplog.records if r.name == "doom_loop"]
     assert len(ours) == 1 and "injected" in ours[0]
+
+
+def test_one_middleware_serves_concurrent_threads_whose_calls_share_ids():
+    # Every response numbers its call call_0, as providers that number calls per response do.
+    def script(body: dict, n: int) -> dict:
+        if "Charge" in body["messages"][0]["content"]:
+            return {"content": None, "tool_calls": [{**call(n, "charge_card", {"customer": "cus_1", "amount": 4200}), "id": "call_0"}]}
+        read = len(tool_texts(body))
+        if read >= 8:
+            return {"content": "Read all 8 pages."}
+        return {"content": None, "tool_calls": [{**call(n, "read_page", {"page": read + 1}), "id": "call_0"}]}
+
+    pages: list = []
+
+    @tool
+    def read_page(page: int) -> str:
+        """Read one page of the log."""
+        pages.append(page)
+        return f"page {page}: lines {page * 50}-{page * 50 + 49}"
+
+    verdicts, on_detected = recorder()
+    executed: list = []
+    with ScriptedModel(script) as model:
+        agent = create_agent(chat_model(model), tools=[*billing_tools(executed), read_page],
+                             middleware=[DoomLoopMiddleware(True, on_detected=on_detected)])
+
+        async def both():
+            ask = lambda text: agent.ainvoke({"messages": [{"role": "user", "content": text}]})  # noqa: E731
+            return await asyncio.gather(ask("Charge cus_1 42.00"), ask("Read the log, page by page."))
+
+        billing, paging = asyncio.run(both())
+    threads = ["Charge" in body["messages"][0]["content"] for body in model.requests]
+    assert threads[:2] in ([True, False], [False, True]), "the two runs interleaved"
+    # The looping thread: calls 1-2 run, 3-5 refused, the 6th stops it, as when it runs alone.
+    assert len(executed) == 2
+    assert [f"{v['toolName']}@{v['streak']}" for v in verdicts] == [f"charge_card@{k}" for k in range(2, 7)]
+    assert billing["messages"][-1].content == verdicts[-1]["message"]
+    # The paging thread: every page read, none refused.
+    assert pages == list(range(1, 9))
+    assert paging["messages"][-1].content == "Read all 8 pages."
+    assert not any(m.type == "tool" and m.status == "error" for m in paging["messages"])
