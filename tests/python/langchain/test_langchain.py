@@ -289,3 +289,13 @@ def test_one_middleware_serves_concurrent_threads_whose_calls_share_ids():
     assert pages == list(range(1, 9))
     assert paging["messages"][-1].content == "Read all 8 pages."
     assert not any(m.type == "tool" and m.status == "error" for m in paging["messages"])
+
+
+def test_a_rung_the_agent_cannot_carry_out_warns_once_not_at_every_hook(caplog):
+    option = {"ladder": {"observe": False, "steer": 2, "escalate": 3, "block": False, "stop": 5},
+              "escalation": {"model": "frontier/model", "maxEscalations": 1}}
+    with ScriptedModel(billing_loop) as model:
+        run(model, [DoomLoopMiddleware(option)])  # no models: the escalate rung is dropped
+    ours = [r.getMessage() for r in caplog.records if r.name == "doom_loop"]
+    assert len(ours) == 1 and "escalat" in ours[0], ours
+    assert len(model.requests) == 5
