@@ -17,7 +17,7 @@
  *
  * @packageDocumentation
  */
-import type { DoomLoopOption, InitInput, LoopKey, Timeline, TimelineCall, TimelineRound } from './index.js';
+import type { DoomLoopOption, InitInput, LoopEffect, LoopKey, Timeline, TimelineCall, TimelineRound } from './index.js';
 
 export type { Timeline, TimelineCall, TimelineRound } from './index.js';
 export { DoomLoopSession } from './index.js';
@@ -80,6 +80,13 @@ export interface ImportedTranscript {
   doomLoop?: DoomLoopOption;
   /** Per-tool loop identities, by tool name. */
   loopKeys: Record<string, LoopKey>;
+  /**
+   * Per-tool effects the log records, by tool name (absent when none): the
+   * built-in edit tools of the coding agent that wrote it (Claude Code, Codex,
+   * Gemini CLI), MCP tool annotations in a tools list, and a rounds document's
+   * own `loopEffects` (as written, which wins).
+   */
+  loopEffects?: Record<string, LoopEffect>;
   /** The run's rounds. */
   rounds: ImportedRound[];
 }

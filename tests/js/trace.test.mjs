@@ -18,6 +18,7 @@ const shared = join(root, '../shared/trajectories');
 
 const api = await loadReplayEntry(pkg);
 const { importTranscript, replayTranscript, evaluateTranscripts } = api;
+const { RECOMMENDED_DOOM_LOOP_OPTION } = await import(join(pkg, 'node.mjs'));
 
 const formats = {
   'openai-chat.json': 'openai-chat',
@@ -64,6 +65,35 @@ test('a parsed value and its text replay alike; the timeline carries results', (
   assert.deepEqual(calls.map((c) => c.verdict?.action ?? null), [null, 'observe', 'block']);
   assert.deepEqual(calls.map((c) => c.result), ['18C, cloudy', '18C, cloudy', '18C, cloudy']);
   assert.match(fromValue.text, /round {3}3 {2}get_weather/);
+});
+
+test('the effects a log records come back with its transcript and reach the replay', () => {
+  // A Responses log of a remote MCP server (hand-written): the tools listed
+  // with their annotations, then a new edit before each re-run of a test
+  // that fails the same way until the fix.
+  const FAIL = 'FAILED tests/test_dates.py::test_pad';
+  const call = (n, name, args, output) => ({ type: 'mcp_call', id: `mcp_${n}`, server_label: 'repo', name, arguments: JSON.stringify(args), output, error: null });
+  const list = {
+    type: 'mcp_list_tools',
+    server_label: 'repo',
+    tools: [
+      { name: 'run_tests', input_schema: { type: 'object' }, annotations: { readOnlyHint: true } },
+      { name: 'write_file', input_schema: { type: 'object' }, annotations: { readOnlyHint: false } },
+    ],
+  };
+  const calls = [call(1, 'run_tests', { path: 't.py' }, FAIL)];
+  for (const v of [1, 2, 3]) {
+    calls.push(call(2 * v, 'write_file', { path: 'dates.py', content: `v${v}` }, 'wrote dates.py'));
+    calls.push(call(2 * v + 1, 'run_tests', { path: 't.py' }, v === 3 ? '1 passed' : FAIL));
+  }
+  const imported = importTranscript({ output: [list, ...calls] });
+  assert.equal(imported.format, 'responses');
+  assert.deepEqual(imported.transcript.loopEffects, { run_tests: 'read', write_file: 'write' });
+  const refused = (timeline) => timeline.rounds.flatMap((r) => r.calls).filter((c) => ['block', 'stop'].includes(c.verdict?.action));
+  const replayed = replayTranscript({ output: [list, ...calls] }, { doomLoop: RECOMMENDED_DOOM_LOOP_OPTION });
+  assert.deepEqual(refused(replayed), []);
+  // Without the tools list nothing says write_file writes: the re-runs count.
+  assert.ok(refused(replayTranscript({ output: calls }, { doomLoop: RECOMMENDED_DOOM_LOOP_OPTION })).length > 0);
 });
 
 test('doomLoop replaces the transcript’s own option', () => {

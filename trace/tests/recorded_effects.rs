@@ -305,6 +305,18 @@ fn a_claude_code_log_reapplying_the_same_edit_is_still_blocked() {
 }
 
 #[test]
+fn claude_codes_stream_json_output_is_read_with_its_built_in_effects_too() {
+    // `claude -p --output-format stream-json` (and the Agent SDK) name the
+    // session `session_id`.
+    let log = claude_code_session(3, false).replace(r#""sessionId""#, r#""session_id""#);
+    assert_eq!(
+        effects(&import(&log).0),
+        r#"{"Edit":"write","Write":"write","MultiEdit":"write","NotebookEdit":"write"}"#
+    );
+    assert_eq!(refusals(&replay_recommended(&log)), vec![]);
+}
+
+#[test]
 fn an_anthropic_log_no_agent_wrote_gets_no_built_in_effects() {
     // The same messages without Claude Code's session lines: an `Edit`
     // tool of someone else's agent is not assumed to write.

@@ -127,6 +127,10 @@ fn tools_lists(document: &Value, format: Format) -> Vec<&[Value]> {
 /// The annotated effects of the tools the run calls, and the one warning
 /// for hints that are not booleans.
 fn annotated(document: &Value, format: Format, rounds: &[TranscriptRound]) -> (Vec<(JsString, Value)>, Option<String>) {
+    let lists = tools_lists(document, format);
+    if lists.is_empty() {
+        return (Vec::new(), None);
+    }
     let called: HashSet<&[u8]> = rounds
         .iter()
         .flat_map(|round| &round.calls)
@@ -137,7 +141,7 @@ fn annotated(document: &Value, format: Format, rounds: &[TranscriptRound]) -> (V
     let mut order: Vec<JsString> = Vec::new();
     let mut invalid: Vec<String> = Vec::new();
     let mut named: HashSet<String> = HashSet::new();
-    for tool in tools_lists(document, format).into_iter().flatten() {
+    for tool in lists.into_iter().flatten() {
         let Some((name, annotations)) = definition(tool) else {
             continue;
         };
