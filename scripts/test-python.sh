@@ -4,7 +4,8 @@
 # the pinned test dependencies into a fresh venv, and runs tests/python
 # (the conformance corpora through the wheel, the cross-language state,
 # bad input, the docs' python blocks, the LiteLLM proxy guardrail in the
-# real proxy, the OpenAI Agents SDK adapter, the LangChain middleware). The dev profile: a release build of the PyO3 module costs
+# real proxy, the OpenAI Agents SDK adapter, the LangChain middleware, the Pydantic AI
+# capability). The dev profile: a release build of the PyO3 module costs
 # minutes on two cores and the suite does not time anything.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,6 +21,7 @@ OPENAI_AGENTS_VERSION=0.24.0
 LANGCHAIN_VERSION=1.5.2
 LANGGRAPH_VERSION=1.2.24
 LANGCHAIN_OPENAI_VERSION=1.8.1
+PYDANTIC_AI_VERSION=2.78.0
 ensure_maturin
 
 (cd python && cargo fmt --check && cargo clippy --quiet --all-targets -- -D warnings)
@@ -43,6 +45,13 @@ rm -rf "$OUT/langchain-venv"
 "$PY" -m venv "$OUT/langchain-venv"
 "$OUT/langchain-venv/bin/pip" install --quiet --disable-pip-version-check "pytest==$PYTEST_VERSION" \
   "langchain==$LANGCHAIN_VERSION" "langgraph==$LANGGRAPH_VERSION" "langchain-openai==$LANGCHAIN_OPENAI_VERSION" "$wheel"
+# Pydantic AI: a venv of its own too (pydantic-ai-slim[openai] wants openai 3,
+# litellm's proxy openai 2); it runs the capability's tests and the docs'
+# `python needs=pydantic-ai-slim` blocks.
+rm -rf "$OUT/pydantic-ai-venv"
+"$PY" -m venv "$OUT/pydantic-ai-venv"
+"$OUT/pydantic-ai-venv/bin/pip" install --quiet --disable-pip-version-check \
+  "pytest==$PYTEST_VERSION" "pydantic-ai-slim[openai]==$PYDANTIC_AI_VERSION" "$wheel"
 
 # From the tests' folder, so `import doom_loop` is the installed wheel's
 # (python/doom_loop is not on the path); exit 5 (no tests ran) fails too.
@@ -54,6 +63,7 @@ run() { # venv, pytest arguments…
   if [ "$status" -eq 5 ]; then echo "test-python: no tests ran ($1)" >&2; return 1; fi
   return "$status"
 }
-run test-venv --ignore=openai_agents --ignore=langchain "$@"
+run test-venv --ignore=openai_agents --ignore=langchain --ignore=pydantic_ai "$@"
 run agents-venv openai_agents "$@"
 run langchain-venv langchain test_docs.py "$@"
+run pydantic-ai-venv pydantic_ai test_docs.py "$@"
