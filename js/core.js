@@ -41,10 +41,12 @@ function markDead(error) {
  * Called once by the runtime entry with the initialised wasm-bindgen
  * exports, which it guards (see ./guard.js), and what the host offers:
  * `isProxy` (a Proxy test that runs no trap) turns on the plain-data fast
- * path of key material (./lower.js).
+ * path of key material (./lower.js); `textSha256` (see `hostTextSha256`)
+ * lets a small plain value's fingerprint be taken without the core.
  */
 export function install(exports, host = {}) {
   setProxyCheck(host.isProxy);
+  textSha256 = typeof host.textSha256 === 'function' ? host.textSha256 : undefined;
   instance = guardInstance(exports, () => {
     bytes = new Uint8Array(0);
     data = new DataView(new ArrayBuffer(0));
@@ -52,6 +54,19 @@ export function install(exports, host = {}) {
   core = instance.exports;
   memory = exports.ioMemory();
   bytes = new Uint8Array(0);
+}
+
+/** The host's `() => ((text) => hex) | undefined` (see `hostTextSha256`), if it has one. */
+let textSha256;
+
+/**
+ * The host's one-shot SHA-256 of a string (its UTF-8, a lone surrogate as
+ * U+FFFD), as 64 hex digits — when it has a fast one in use now (Node:
+ * `crypto.hash`, once node:crypto is loaded; js/entries/node-sha256.cjs);
+ * else undefined, and the core hashes.
+ */
+export function hostTextSha256() {
+  return textSha256?.();
 }
 
 /** How the entry loads the module on the first call, when it defers that (node-bundler.mjs). */

@@ -440,6 +440,185 @@ export function plainCountsJson(counts) {
   return JSON.stringify(counts);
 }
 
+// --- Small plain data: canonical JSON written here ---------------------
+//
+// For a small plain value the whole fingerprint can be taken without the
+// core: its canonical JSON written here and hashed by the host's one-shot
+// SHA-256 (Node's `crypto.hash`), where stringifying it, checking it,
+// copying it into wasm and canonicalizing it there cost 2–3× as much
+// (docs/performance.md). The walk below is the plainness check above,
+// read for read — Proxy first, no property read before its getter is ruled
+// out, the same prototype and intrinsics checks — that also writes what it
+// reads: strings as `JSON.stringify` writes them, numbers as `String` does
+// (for a finite number the same text), an object's members sorted by
+// UTF-16 code units — exactly the reference canonicalizer's text, since for
+// plain data its reads have no observable effect. It declines (undefined)
+// whatever is not plain, a string long enough to cross raw, and values of
+// more than CANONICAL_IN_JS_VALUES values: large values are faster through
+// the core, which copies decimals and strings as they are (a number other
+// than a 32-bit integer, which JS must print digit by digit, counts as
+// NUMBER_WORK values). The budget bounds what a declined value wasted.
+
+/** Values (leaves and containers) the canonical JSON written here may hold. */
+export const CANONICAL_IN_JS_VALUES = 512;
+
+/** What printing a number beyond the 32-bit integers costs, in values (measured: ≈ 15× an integer). */
+export const NUMBER_WORK = 16;
+
+/** The keys and texts of the members being written, one segment per open object (reused). */
+const memberKeys = [];
+const memberTexts = [];
+let membersTop = 0;
+let valuesLeft = 0;
+
+/** JSON literals of the keys met recently (a few kinds of argument objects share them). */
+const quotedKeys = new Map();
+const QUOTED_KEYS_MAX = 4096;
+
+/**
+ * The canonical JSON of `value` (the reference canonicalizer's text) when
+ * it is small plain data, else `undefined` — decided and written without
+ * running any user code.
+ */
+export function canonicalPlainText(value) {
+  if (isProxy === undefined || lookupGetter === undefined || hasOwn(ObjectPrototype, 'toJSON') || hasEnumerableKey(ObjectPrototype)) {
+    return undefined;
+  }
+  arrayIntrinsics = undefined;
+  species = undefined;
+  membersTop = 0;
+  valuesLeft = CANONICAL_IN_JS_VALUES;
+  try {
+    return canonicalAt(value, 0);
+  } catch {
+    // Introspection that throws: the ordinary path meets it as the reference does.
+    return undefined;
+  }
+}
+
+function canonicalAt(value, depth) {
+  if (--valuesLeft < 0) return undefined;
+  switch (typeof value) {
+    case 'string':
+      return value.length < RAW_STRING_MIN ? quoteString(value) : undefined;
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'number':
+      if ((value | 0) === value) return `${value}`;
+      valuesLeft -= NUMBER_WORK - 1;
+      return Number.isFinite(value) && valuesLeft >= 0 ? `${value}` : undefined;
+    case 'object':
+      if (value === null) return 'null';
+      break;
+    default:
+      return undefined;
+  }
+  if (depth >= MAX_CANONICALIZE_DEPTH || isProxy(value)) return undefined;
+  return Array.isArray(value) ? canonicalArray(value, depth) : canonicalObject(value, depth);
+}
+
+function canonicalArray(array, depth) {
+  if (!(arrayIntrinsics ?? checkArrayIntrinsics())) return undefined;
+  if (getPrototypeOf(array) !== ArrayPrototype) return undefined;
+  if (hasOwn(array, 'toJSON') || hasOwn(array, 'map') || hasOwn(array, 'constructor')) return undefined;
+  const length = array.length;
+  // Each element is at least one value: a long array is declined at once;
+  // and one whose elements would all cost what the first did (rows of a
+  // table) once that is known, not when the budget runs out.
+  if (length > valuesLeft) return undefined;
+  const budget = valuesLeft;
+  let out = '[';
+  for (let i = 0; i < length; i++) {
+    if (!hasOwn(array, i)) return undefined;
+    const text = canonicalAt(dataValue(array, i), depth + 1);
+    if (text === undefined || (i === 0 && (budget - valuesLeft) * length > budget)) return undefined;
+    out += i === 0 ? text : `,${text}`;
+  }
+  return `${out}]`;
+}
+
+function canonicalObject(object, depth) {
+  const proto = getPrototypeOf(object);
+  if ((proto !== ObjectPrototype && proto !== null) || hasOwn(object, 'toJSON')) return undefined;
+  // This object's members go on the stack above its parent's: a child is
+  // written (and its segment popped) before the parent pushes its member.
+  const base = membersTop;
+  let sorted = true;
+  // `for…in` as in isPlainKeyMaterial: the keys `Object.keys` lists.
+  for (const key in object) {
+    const text = canonicalAt(lookupGetter.call(object, key) === undefined ? object[key] : NOT_DATA, depth + 1);
+    if (text === undefined) {
+      membersTop = base;
+      return undefined;
+    }
+    if (membersTop > base && !(memberKeys[membersTop - 1] < key)) sorted = false;
+    memberKeys[membersTop] = key;
+    memberTexts[membersTop] = text;
+    membersTop++;
+  }
+  if (!sorted) sortMembers(base, membersTop);
+  let out = '{';
+  for (let i = base; i < membersTop; i++) {
+    out += `${i === base ? '' : ','}${quoteKey(memberKeys[i])}:${memberTexts[i]}`;
+    // Not kept past the call: the texts can be large.
+    memberTexts[i] = undefined;
+  }
+  membersTop = base;
+  return `${out}}`;
+}
+
+/** Sorts the members in `from..to` by key, in UTF-16 code-unit order (`<` on strings; keys are distinct). */
+function sortMembers(from, to) {
+  if (to - from > 16) {
+    const keys = [];
+    const texts = [];
+    for (let i = from; i < to; i++) keys.push(i);
+    keys.sort((a, b) => (memberKeys[a] < memberKeys[b] ? -1 : 1));
+    for (let i = 0; i < keys.length; i++) texts.push(memberTexts[keys[i]]);
+    for (let i = 0; i < keys.length; i++) keys[i] = memberKeys[keys[i]];
+    for (let i = 0; i < keys.length; i++) {
+      memberKeys[from + i] = keys[i];
+      memberTexts[from + i] = texts[i];
+    }
+    return;
+  }
+  for (let i = from + 1; i < to; i++) {
+    const key = memberKeys[i];
+    const text = memberTexts[i];
+    let j = i;
+    for (; j > from && memberKeys[j - 1] > key; j--) {
+      memberKeys[j] = memberKeys[j - 1];
+      memberTexts[j] = memberTexts[j - 1];
+    }
+    memberKeys[j] = key;
+    memberTexts[j] = text;
+  }
+}
+
+function quoteKey(key) {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(key);
+    if (quotedKeys.size >= QUOTED_KEYS_MAX) quotedKeys.clear();
+    quotedKeys.set(key, quoted);
+  }
+  return quoted;
+}
+
+/**
+ * `JSON.stringify(string)`: a short string with nothing to escape (no
+ * control character, quote, backslash or surrogate) is its own text in
+ * quotes, which a loop finds faster than the native call costs.
+ */
+function quoteString(string) {
+  if (string.length > 64) return JSON.stringify(string);
+  for (let i = 0; i < string.length; i++) {
+    const unit = string.charCodeAt(i);
+    if (unit < 0x20 || unit === 0x22 || unit === 0x5c || (unit >= 0xd800 && unit <= 0xdfff)) return JSON.stringify(string);
+  }
+  return `"${string}"`;
+}
+
 // --- Everything else (configs, options, transcripts): one generic walk ---
 
 export function lower(value) {

@@ -12,6 +12,10 @@
 //                              where the runtime has it): the least any fingerprint of the
 //                              value's JSON could cost here; the scoreboard's anchor
 //
+// Each fingerprint row says which way the package took: small plain data
+// is written in JS and hashed by node:crypto (js/lower.js), the rest goes
+// through wasm.
+//
 // Beside each row, what stands in the way of a target the row misses, timed
 // in the same race (benches/js/targets.mjs weighs it against the time the
 // target allows): for a fingerprint, the package's lowering alone (the
@@ -36,7 +40,7 @@ import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import * as pkg from '../../pkg/node.mjs';
 // The shim's lowering on its own, with the Proxy test node.cjs installs.
-import { lowerKeyMaterialForIo, setProxyCheck } from '../../pkg/lower.js';
+import { lowerKeyMaterialForIo, canonicalPlainText, setProxyCheck } from '../../pkg/lower.js';
 
 setProxyCheck(types.isProxy);
 const { createHash } = nodeCrypto;
@@ -132,6 +136,9 @@ for (const [shape, value] of Object.entries(shapes)) {
   );
   const row = {
     operation: `fingerprint, ${shape}`,
+    // Small plain data is canonicalized in JS and hashed by node:crypto,
+    // never entering wasm (js/lower.js): no JSON.stringify on that path.
+    path: canonicalPlainText(value) !== undefined ? 'js' : 'core',
     package: t.package,
     vsNodeCrypto: t['canonicalize+node:crypto'] / t.package,
     vsNoble: t['canonicalize+noble'] / t.package,
@@ -145,7 +152,7 @@ for (const [shape, value] of Object.entries(shapes)) {
   console.log(
     `${row.operation.padEnd(44)} ${fmt(t.package).padStart(10)}  ` +
       `${row.vsNodeCrypto.toFixed(2)}× canonicalize+node:crypto  ${row.vsNoble.toFixed(2)}× canonicalize+noble  ` +
-      `${row.vsReference.toFixed(1)}× reference  ${row.strictFloorMultiple.toFixed(2)}× the strict floor`,
+      `${row.vsReference.toFixed(1)}× reference  ${row.strictFloorMultiple.toFixed(2)}× the strict floor  (${row.path === 'js' ? 'written in JS' : 'through wasm'})`,
   );
 }
 

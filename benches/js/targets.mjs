@@ -77,7 +77,7 @@ export function score(peers, startup, native, hook) {
       r?.strictFloorMultiple,
       (x) => x <= FLOOR_GOAL,
       (x) => `${times(x)} (parity check ${share(t.lowering - t.stringify, t.package)})`,
-      () => obstacle(t.strictFloor * FLOOR_GOAL, floorParts(t), fmtNs, t.package),
+      () => obstacle(t.strictFloor * FLOOR_GOAL, floorParts(t, r.path), fmtNs, t.package),
     );
   }
   const session = row(SESSION_ROW);
@@ -125,10 +125,15 @@ export function slowestPeer(r) {
   return ratios.reduce((a, b) => (b.ratio < a.ratio ? b : a));
 }
 
-/** The work a fingerprint cannot skip while it reads values as the reference does. */
-function floorParts(t) {
+/**
+ * The work a fingerprint cannot skip while it reads values as the reference
+ * does: through wasm, the native stringify, the parity check and one
+ * SHA-256; written in JS (`path` 'js'), no stringify — the check's reads
+ * and one SHA-256.
+ */
+function floorParts(t, path) {
   return [
-    ['JSON.stringify', t.stringify],
+    ...(path === 'js' ? [] : [['JSON.stringify', t.stringify]]),
     ['the parity check', t.lowering - t.stringify],
     ['one SHA-256 of the canonical text', t.hash],
   ];

@@ -30,8 +30,7 @@ installOnFirstCall(() => {
     throw movedWasmError(error?.path ?? error?.input ?? 'doom_loop_bg.wasm', error);
   }
   glue.initSync({ module: bytes });
-  installHostSha256(glue);
-  install(glue, { isProxy: types.isProxy });
+  install(glue, { isProxy: types.isProxy, textSha256: installHostSha256(glue) });
 });
 
 export * from './api.js';

@@ -59,4 +59,17 @@ module.exports = function installHostSha256(glue) {
     if (loadedElsewhere()) useCrypto();
     else glue.setHostSha256Min(ONCE_LOADED);
   }
+  // For the shim: the one-shot SHA-256 (hex) of a string's UTF-8, once
+  // node:crypto is in use and has `crypto.hash` — then a small plain
+  // value's fingerprint never enters wasm (js/lower.js); else undefined.
+  let textHex;
+  return function textSha256() {
+    if (textHex !== undefined) return textHex ?? undefined;
+    if (hexDigest === undefined && watch && loadedElsewhere()) useCrypto();
+    if (hexDigest === undefined) return undefined;
+    const crypto = require('node:crypto');
+    // Without it (Node < 20.12) a Hash object per call costs more than it saves.
+    textHex = typeof crypto.hash === 'function' ? (text) => crypto.hash('sha256', text, 'hex') : null;
+    return textHex ?? undefined;
+  };
 };

@@ -7,10 +7,11 @@ const glue = requireGlue();
 // The runtime's native SHA-256 (the core decides when; node:crypto is
 // used once the process has it or on the first large input, never loaded
 // at import: see node-sha256.cjs).
-require('./node-sha256.cjs')(glue);
+const textSha256 = require('./node-sha256.cjs')(glue);
 // A Proxy test that runs no trap: plain key material then skips the
-// reference-order walk (js/lower.js).
-install(glue, { isProxy: require('node:util').types.isProxy });
+// reference-order walk (js/lower.js); and node:crypto's SHA-256 of a
+// string, once in use, for the fingerprints taken without wasm.
+install(glue, { isProxy: require('node:util').types.isProxy, textSha256 });
 api.init = async function init() {};
 // Backward compatibility: the trace tooling is a second module
 // (`doom-loop-wasm/replay`), loaded synchronously here on first use — not at

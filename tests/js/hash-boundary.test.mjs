@@ -17,6 +17,12 @@ import canonicalize from 'canonicalize';
 import * as pkg from '../../pkg/node.mjs';
 
 const expected = (tool, value) => createHash('sha256').update(`${tool}\n${canonicalize(value)}`).digest('hex');
+// The core's own path (wasm, its hash backend): small plain values are
+// fingerprinted by the shim without it once node:crypto is in use
+// (js/lower.js, canonicalPlainText), so the thresholds inside the core are
+// asserted through its string API as well.
+const glue = createRequire(import.meta.url)('../../pkg/doom_loop_node.cjs');
+const viaCore = (tool, value) => glue.fingerprintToolCall(JSON.stringify(tool), JSON.stringify(value));
 
 test('fingerprints straddling the host-hash threshold equal canonicalize + SHA-256', () => {
   const tool = 'edit';
@@ -37,6 +43,7 @@ test('multi-byte and astral text across the threshold hashes its UTF-8 bytes', (
     for (const count of [200, 255, 256, 257, 300, 4096]) {
       const value = { path: 'notes.md', content: unit.repeat(count) };
       assert.equal(pkg.fingerprintToolCallSync('write', value), expected('write', value), `${JSON.stringify(unit)} × ${count}`);
+      assert.equal(viaCore('write', value), expected('write', value), `${JSON.stringify(unit)} × ${count}, the core`);
     }
   }
 });
@@ -53,6 +60,7 @@ test('strings dense with escapes are fingerprinted as the reference does', () =>
     for (const count of [1, 7, 8, 9, 100, 1000]) {
       const value = { old_string: shape.repeat(count), new_string: `${shape}!`.repeat(count) };
       assert.equal(pkg.fingerprintToolCallSync('edit', value), expected('edit', value), `${JSON.stringify(shape)} × ${count}`);
+      assert.equal(viaCore('edit', value), expected('edit', value), `${JSON.stringify(shape)} × ${count}, the core`);
     }
   }
 });
@@ -63,15 +71,16 @@ test('once node:crypto is loaded, fingerprints straddling the lower threshold (2
   for (let total = 236; total <= 276; total++) {
     const body = 'y'.repeat(total - tool.length - 3);
     assert.equal(pkg.fingerprintToolCallSync(tool, body), expected(tool, body), `${total} bytes hashed`);
+    assert.equal(viaCore(tool, body), expected(tool, body), `${total} bytes hashed by the core`);
     const value = { n: total, body: body.slice(12) };
     assert.equal(pkg.fingerprintToolCallSync(tool, value), expected(tool, value), `object, ${total} bytes`);
+    assert.equal(viaCore(tool, value), expected(tool, value), `object, ${total} bytes, by the core`);
   }
 });
 
 test('regression: a host hash that answers anything but 64 lowercase hex digits is not trusted (sha2 hashes instead)', () => {
   const require = createRequire(import.meta.url);
-  // The glue the Node entry installed (one instance per process).
-  const glue = require('../../pkg/doom_loop_node.cjs');
+  // The glue the Node entry installed (one instance per process): `glue` above.
   const heap = () => new Uint8Array(glue.ioMemory().buffer);
   const write = (out, text) => heap().set(Buffer.from(text, 'latin1'), out);
   const right = (address, length) => createHash('sha256').update(heap().subarray(address, address + length)).digest('hex');
@@ -96,7 +105,7 @@ test('regression: a host hash that answers anything but 64 lowercase hex digits 
       glue.setHostSha256Min(0);
       // Wrong digits in the host's place: a fingerprint that is not the reference's.
       const value = { host: name };
-      const fingerprint = pkg.fingerprintToolCallSync('t', value);
+      const fingerprint = viaCore('t', value);
       assert.equal(asked, 1, `${name}: the host was asked`);
       if (name !== 'the right digits, then declines') assert.equal(fingerprint, expected('t', value), `host: ${name}`);
       else assert.equal(fingerprint, expected('t', value), 'a declined input is hashed by sha2, whatever the host wrote');
@@ -104,7 +113,7 @@ test('regression: a host hash that answers anything but 64 lowercase hex digits 
     glue.setHostSha256(() => {
       throw new Error('host failure');
     });
-    assert.equal(pkg.fingerprintToolCallSync('t', 'z'), expected('t', 'z'), 'a host that throws');
+    assert.equal(viaCore('t', 'z'), expected('t', 'z'), 'a host that throws');
     // A host that answers right is trusted: the digits it writes are the fingerprint.
     let asked = 0;
     glue.setHostSha256((address, length, out) => {
@@ -112,7 +121,7 @@ test('regression: a host hash that answers anything but 64 lowercase hex digits 
       write(out, right(address, length).replace(/^./, (c) => (c === '0' ? '1' : '0')));
       return true;
     });
-    const trusted = pkg.fingerprintToolCallSync('t', 'trusted');
+    const trusted = viaCore('t', 'trusted');
     assert.equal(asked, 1);
     assert.notEqual(trusted, expected('t', 'trusted'), 'the host\'s (altered) digits were used');
     assert.equal(trusted.slice(1), expected('t', 'trusted').slice(1));

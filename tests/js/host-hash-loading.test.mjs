@@ -32,6 +32,10 @@ function run(body) {
     }
     // One key, no escapes: its canonical JSON is JSON.stringify's.
     const sized = (bytes) => ({ content: 'x'.repeat(bytes - 20) });
+    // The same canonical JSON from a value that is not plain data (an
+    // undefined member): never fingerprinted without wasm, so its hash is
+    // the core's choice.
+    const walked = (bytes) => ({ content: 'x'.repeat(bytes - 20), gone: undefined });
     ${body}
   `;
   // A file, not \`node -e\`, which loads node:crypto itself.
@@ -44,18 +48,21 @@ function run(body) {
   }
 }
 
-test('node:crypto already loaded: inputs from 256 bytes go to it from the first call', () => {
+test('node:crypto already loaded: the core hands it inputs from 256 bytes, and small plain values go to it without wasm, from the first call', () => {
   const out = run(`
     const crypto = require('node:crypto');
     countHashes(crypto);
     const pkg = require(${JSON.stringify(entry)});
-    const small = pkg.fingerprintToolCallSync('edit', sized(150));
+    pkg.fingerprintToolCallSync('edit', walked(150));
     const atSmall = hashes;
-    pkg.fingerprintToolCallSync('edit', sized(400));
+    pkg.fingerprintToolCallSync('edit', walked(400));
     const atMid = hashes;
-    console.log(JSON.stringify({ loaded: isLoaded(), atSmall, atMid, right: check(pkg, sized(150)) && check(pkg, sized(400)) }));
+    pkg.fingerprintToolCallSync('edit', sized(150));
+    const atPlain = hashes;
+    const right = [150, 400].every((n) => check(pkg, sized(n)) && check(pkg, walked(n)));
+    console.log(JSON.stringify({ loaded: isLoaded(), atSmall, atMid, atPlain, right }));
   `);
-  assert.deepEqual(out, { loaded: true, atSmall: 0, atMid: 1, right: true });
+  assert.deepEqual(out, { loaded: true, atSmall: 0, atMid: 1, atPlain: 2, right: true });
 });
 
 test('node:crypto not loaded: small and mid-sized inputs never load it; loaded later by the host, it is used', () => {
@@ -70,7 +77,10 @@ test('node:crypto not loaded: small and mid-sized inputs never load it; loaded l
     const again = [150, 400, 900].map((n) => pkg.fingerprintToolCallSync('edit', sized(n)));
     console.log(JSON.stringify({ before, afterSmall, hashes, same: fingerprints.every((f, i) => f === again[i]), right: check(pkg, sized(900)) }));
   `);
-  assert.deepEqual(out, { before: false, afterSmall: false, hashes: 2, same: true, right: true });
+  // All three once it is loaded: 150 and 400 bytes are small plain values
+  // (hashed by it without wasm), 900 bytes carry a string long enough to
+  // cross raw into the core, which hands it over from 256 bytes.
+  assert.deepEqual(out, { before: false, afterSmall: false, hashes: 3, same: true, right: true });
 });
 
 test('node:crypto not loaded: the first input of 1 KiB loads it', () => {
