@@ -13,11 +13,13 @@ needs, on every model and toolset, without wrapping either:
   the tool's output (the reference's refusal); a call that runs has its
   result (or its failure) handed back to the session;
 - ``before_model_request`` adds the engine's steering guidance to the next
-  request's instructions, and at a stop answers that request itself with
-  the stop verdict's text (``SkipModelRequest``): the model is not called
-  and the run ends with that text as its output, its messages intact for a
-  later run's ``message_history``. An agent whose output is not text cannot
-  end on text: there the run raises :class:`DoomLoopStopped`;
+  request's instructions, runs an escalated request on the model that
+  ``models`` names for ``escalation.model``, and at a stop answers the
+  request itself with the stop verdict's text (``SkipModelRequest``): the
+  model is not called and the run ends with that text as its output, its
+  messages intact for a later run's ``message_history``. An agent whose
+  output is not text cannot end on text: there the run raises
+  :class:`DoomLoopStopped`;
 - ``before_run``: a run that brings a new prompt is a new user turn, which
   lifts an earlier run's halt (the streaks stay).
 
@@ -36,15 +38,16 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, SkipModelRequest, SkipToolExecution
+from pydantic_ai.models import infer_model
 from pydantic_ai.messages import InstructionPart, ModelResponse, TextPart, ToolCallPart
 from pydantic_core import to_jsonable_python
 
-from . import DoomLoopSession, RECOMMENDED_DOOM_LOOP_OPTION
+from . import RECOMMENDED_DOOM_LOOP_OPTION, DoomLoopSession
 
 __all__ = ["DoomLoopGuard", "DoomLoopStopped"]
 
@@ -101,24 +104,32 @@ class DoomLoopGuard(AbstractCapability[Any]):
     ``doom_loop``: the option (default ``RECOMMENDED_DOOM_LOOP_OPTION``);
     ``state``: a persisted :meth:`get_state` (from any language);
     ``loop_keys``, ``loop_effects``, ``on_detected``: as ``DoomLoopSession``;
-    ``session``: a session of your own instead."""
+    ``models``: Pydantic AI models (or model names) by the option's
+    ``escalation.model`` for the escalate rung (without it the rung is
+    skipped, with the reference's warning); ``session``: a session of your
+    own instead (escalation off unless ``models`` is given)."""
 
     doom_loop: Any = None
     state: Any = None
     loop_keys: Optional[dict] = None
     loop_effects: Optional[dict] = None
     on_detected: Any = None
+    models: Optional[dict] = None
     session: Optional[DoomLoopSession] = None
 
     def __post_init__(self) -> None:
+        option = RECOMMENDED_DOOM_LOOP_OPTION if self.doom_loop is None else self.doom_loop
+        # The model the option escalates to is the user's own name for it.
+        escalation = option.get("escalation") if isinstance(option, Mapping) else None
+        name = escalation.get("model") if isinstance(escalation, Mapping) else None
+        self._escalate_to = (self.models or {}).get(name) if isinstance(name, str) else None
         if self.session is None:
             self.session = DoomLoopSession(
-                RECOMMENDED_DOOM_LOOP_OPTION if self.doom_loop is None else self.doom_loop,
+                option,
                 loop_keys=self.loop_keys,
                 loop_effects=self.loop_effects,
                 state=self.state,
-                # A request's model is the agent's: nothing here escalates.
-                capabilities={"escalate": False},
+                capabilities={"escalate": self._escalate_to is not None},
                 on_detected=self.on_detected,
             )
 
@@ -136,14 +147,15 @@ class DoomLoopGuard(AbstractCapability[Any]):
             if not _ends_on_text(request_context.model_request_parameters):
                 raise DoomLoopStopped(text, self.session.halt())
             raise SkipModelRequest(ModelResponse(parts=[TextPart(text)]))
-        guidance = self.session.next_request()["guidance"]
-        if not guidance:
-            return request_context
-        parameters = request_context.model_request_parameters
-        parts = [*(parameters.instruction_parts or []), InstructionPart(guidance, dynamic=True)]
-        return dataclasses.replace(
-            request_context, model_request_parameters=dataclasses.replace(parameters, instruction_parts=parts)
-        )
+        patch = self.session.next_request()
+        changes: dict = {}
+        if patch.get("guidance"):
+            parameters = request_context.model_request_parameters
+            parts = [*(parameters.instruction_parts or []), InstructionPart(patch["guidance"], dynamic=True)]
+            changes["model_request_parameters"] = dataclasses.replace(parameters, instruction_parts=parts)
+        if patch.get("escalate") and self._escalate_to is not None:
+            changes["model"] = infer_model(self._escalate_to)
+        return dataclasses.replace(request_context, **changes) if changes else request_context
 
     async def after_model_request(self, ctx: RunContext[Any], *, request_context: Any, response: ModelResponse) -> ModelResponse:
         text, calls = _response_round(response)

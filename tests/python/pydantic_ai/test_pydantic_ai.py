@@ -278,3 +278,23 @@ def test_a_failing_tool_is_handed_to_the_session_as_a_failure():
         result = agent.run_sync("Fetch.", capabilities=[guard])
     assert result.output == "Gave up."
     assert failures == [True, True, True]
+
+
+def test_an_escalation_runs_the_next_request_on_the_named_model_once():
+    option = {
+        "ladder": {"observe": False, "steer": False, "escalate": 2, "block": False, "stop": 4},
+        "escalation": {"model": "big-model", "maxEscalations": 1},
+    }
+    with ScriptedModel(billing_loop) as model:
+        provider = OpenAIProvider(base_url=f"http://127.0.0.1:{model.port}/v1", api_key="sk-scripted")
+        guard = DoomLoopGuard(option, models={"big-model": OpenAIChatModel("big-model", provider=provider)})
+        billing_agent(model, []).run_sync("Charge cus_1 42.00", capabilities=[guard])
+    assert [body["model"] for body in model.requests] == ["scripted", "scripted", "big-model", "scripted"]
+
+
+def test_without_models_the_escalate_rung_is_skipped_with_a_warning(caplog):
+    option = {"ladder": {"observe": False, "steer": False, "escalate": 2, "block": False, "stop": 4}, "escalation": {"model": "big-model"}}
+    with ScriptedModel(billing_loop) as model:
+        billing_agent(model, []).run_sync("Charge cus_1 42.00", capabilities=[DoomLoopGuard(option)])
+    assert all(body["model"] == "scripted" for body in model.requests)
+    assert any("escalat" in r.getMessage().lower() for r in caplog.records)
