@@ -154,7 +154,10 @@ class DoomLoopGuard(AbstractCapability[Any]):
             parts = [*(parameters.instruction_parts or []), InstructionPart(patch["guidance"], dynamic=True)]
             changes["model_request_parameters"] = dataclasses.replace(parameters, instruction_parts=parts)
         if patch.get("escalate") and self._escalate_to is not None:
-            changes["model"] = infer_model(self._escalate_to)
+            try:
+                changes["model"] = infer_model(self._escalate_to)
+            except Exception as error:  # noqa: BLE001 - fail open: the agent's own model
+                logger.warning("doom-loop: the escalation model could not be used: %s", error)
         return dataclasses.replace(request_context, **changes) if changes else request_context
 
     async def after_model_request(self, ctx: RunContext[Any], *, request_context: Any, response: ModelResponse) -> ModelResponse:

@@ -298,3 +298,12 @@ def test_without_models_the_escalate_rung_is_skipped_with_a_warning(caplog):
         billing_agent(model, []).run_sync("Charge cus_1 42.00", capabilities=[DoomLoopGuard(option)])
     assert all(body["model"] == "scripted" for body in model.requests)
     assert any("escalat" in r.getMessage().lower() for r in caplog.records)
+
+
+def test_an_escalation_model_that_cannot_be_built_leaves_the_request_on_the_agents_model(caplog):
+    option = {"ladder": {"observe": False, "steer": False, "escalate": 2, "block": False, "stop": 4}, "escalation": {"model": "big-model"}}
+    with ScriptedModel(billing_loop) as model:
+        guard = DoomLoopGuard(option, models={"big-model": "no-such-provider:big-model"})
+        billing_agent(model, []).run_sync("Charge cus_1 42.00", capabilities=[guard])
+    assert [body["model"] for body in model.requests] == ["scripted"] * 4
+    assert any("escalation model could not be used" in r.getMessage() for r in caplog.records)
