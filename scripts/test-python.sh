@@ -5,7 +5,7 @@
 # (the conformance corpora through the wheel, the cross-language state,
 # bad input, the docs' python blocks, the LiteLLM proxy guardrail in the
 # real proxy, the OpenAI Agents SDK adapter, the LangChain middleware, the Pydantic AI
-# capability). The dev profile: a release build of the PyO3 module costs
+# capability, OpenRouter's agent SDK adapter). The dev profile: a release build of the PyO3 module costs
 # minutes on two cores and the suite does not time anything.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,6 +22,10 @@ LANGCHAIN_VERSION=1.5.2
 LANGGRAPH_VERSION=1.2.24
 LANGCHAIN_OPENAI_VERSION=1.8.1
 PYDANTIC_AI_VERSION=2.78.0
+# OpenRouter's agent SDK (the newest on PyPI) imports a name (OutputImage)
+# that its client `openrouter` dropped after 1.1.39: that client pinned.
+OPENROUTER_AGENT_SDK_VERSION=0.8.0
+OPENROUTER_VERSION=1.1.39
 ensure_maturin
 
 (cd python && cargo fmt --check && cargo clippy --quiet --all-targets -- -D warnings)
@@ -33,11 +37,14 @@ rm -rf "$OUT/test-venv"
 "$PY" -m venv "$OUT/test-venv"
 "$OUT/test-venv/bin/pip" install --quiet --disable-pip-version-check \
   "pytest==$PYTEST_VERSION" "hypothesis==$HYPOTHESIS_VERSION" "litellm[proxy]==$LITELLM_VERSION" "$wheel"
-# openai-agents and litellm's proxy pin conflicting dependencies: a venv each.
+# openai-agents and litellm's proxy pin conflicting dependencies: a venv
+# each; openrouter-agent-sdk shares the agents' one (and runs the docs'
+# `python needs=openrouter-agent-sdk` blocks there).
 rm -rf "$OUT/agents-venv"
 "$PY" -m venv "$OUT/agents-venv"
 "$OUT/agents-venv/bin/pip" install --quiet --disable-pip-version-check \
-  "pytest==$PYTEST_VERSION" "openai-agents==$OPENAI_AGENTS_VERSION" "$wheel"
+  "pytest==$PYTEST_VERSION" "openai-agents==$OPENAI_AGENTS_VERSION" \
+  "openrouter-agent-sdk==$OPENROUTER_AGENT_SDK_VERSION" "openrouter==$OPENROUTER_VERSION" "$wheel"
 # LangChain v1 and LangGraph: a venv of their own, as each framework has
 # (their pins move apart); it runs the middleware's tests and the docs'
 # `python needs=langchain` blocks.
@@ -63,7 +70,7 @@ run() { # venv, pytest arguments…
   if [ "$status" -eq 5 ]; then echo "test-python: no tests ran ($1)" >&2; return 1; fi
   return "$status"
 }
-run test-venv --ignore=openai_agents --ignore=langchain --ignore=pydantic_ai "$@"
-run agents-venv openai_agents "$@"
+run test-venv --ignore=openai_agents --ignore=langchain --ignore=pydantic_ai --ignore=openrouter "$@"
+run agents-venv openai_agents openrouter test_docs.py "$@"
 run langchain-venv langchain test_docs.py "$@"
 run pydantic-ai-venv pydantic_ai test_docs.py "$@"

@@ -1,6 +1,8 @@
 """A scripted OpenAI-compatible model on 127.0.0.1 for the Python suite:
-every chat completions request is answered by the next scripted reply and
-its body kept, so a test can read what reached the model."""
+every request is answered by the next scripted reply and its body kept, so
+a test can read what reached the model. Chat completions, and (a path
+ending in ``/responses``) the Responses API that OpenRouter's agent SDK
+speaks, streamed as server-sent events when the request asks to be."""
 
 from __future__ import annotations
 
@@ -39,6 +41,8 @@ class ScriptedModel:
                 n = len(model.requests)
                 model.requests.append(body)
                 message = reply(body, n)
+                if self.path.rstrip("/").endswith("/responses"):
+                    return self._responses(body, n, message)
                 tool_calls = message.get("tool_calls")
                 prompt = estimate_tokens(body.get("messages")) + estimate_tokens(body.get("tools"))
                 completion = estimate_tokens(message)
@@ -65,6 +69,24 @@ class ScriptedModel:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _responses(self, body: dict, n: int, message: dict) -> None:
+                result = responses_result(body, n, message)
+                usage = result["usage"]
+                model.usage.append({"prompt_tokens": usage["input_tokens"], "completion_tokens": usage["output_tokens"],
+                                    "total_tokens": usage["total_tokens"]})
+                if not body.get("stream"):
+                    data = json.dumps(result).encode()
+                    self.send_response(200)
+                    self.send_header("content-type", "application/json")
+                else:
+                    event = {"type": "response.completed", "sequence_number": 0, "response": result}
+                    data = f"data: {json.dumps(event)}\n\ndata: [DONE]\n\n".encode()
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -76,6 +98,34 @@ class ScriptedModel:
     def __exit__(self, *exc) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def responses_result(body: dict, n: int, message: dict) -> dict:
+    """The Responses API result of a scripted chat-style ``message``: its
+    text as a message item, each tool call as a function_call item; with
+    ``tool_choice: "none"`` (a model cannot call then) the text only."""
+    output = []
+    calls = [] if body.get("tool_choice") == "none" else message.get("tool_calls") or []
+    text = message.get("content") or (None if calls else "Done.")
+    if text:
+        output.append({"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
+                       "content": [{"type": "output_text", "text": text, "annotations": []}]})
+    for call in calls:
+        output.append({"type": "function_call", "id": f"fc_{call['id']}", "call_id": call["id"], "status": "completed",
+                       "name": call["function"]["name"], "arguments": call["function"]["arguments"]})
+    prompt = estimate_tokens(body.get("input")) + estimate_tokens(body.get("instructions")) + estimate_tokens(body.get("tools"))
+    completion = estimate_tokens(output)
+    return {
+        "id": f"resp_{n}", "object": "response", "created_at": 0, "completed_at": 0, "status": "completed",
+        "model": body.get("model", "scripted"), "output": output, "error": None, "incomplete_details": None,
+        "instructions": body.get("instructions"), "metadata": None, "parallel_tool_calls": True,
+        "temperature": None, "top_p": None, "frequency_penalty": None, "presence_penalty": None,
+        "tool_choice": body.get("tool_choice") or "auto", "tools": [],
+        # OpenRouter bills each answer in usage.cost (openrouter-agent-sdk
+        # 0.8.0 fails on an answer without it once any hook is registered).
+        "usage": {"input_tokens": prompt, "output_tokens": completion, "total_tokens": prompt + completion, "cost": 0.0,
+                  "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}},
+    }
 
 
 def billing_loop(body: dict, n: int) -> dict:

@@ -4,10 +4,14 @@ wheel, as a user would paste it (`python no-run`: shown only;
 scripts/test-python.sh runs this file there too — and is skipped, saying
 so, elsewhere). A block that
 prints and ends with a run of `#` comment lines says what it prints: each
-line must match (runs of spaces are one space; `…` stands for any text)."""
+line must match (runs of spaces are one space; `…` stands for any text).
+`python model=SCRIPT` runs the block against scripted_model.py's SCRIPT on
+127.0.0.1, the block reading its endpoint as a user's code reads their
+provider's (OPENROUTER_BASE_URL / OPENAI_BASE_URL, and a key)."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -29,7 +33,8 @@ def blocks():
                 line = page.read_text(encoding="utf-8")[: match.start()].count("\n") + 1
                 missing = [f[6:] for f in flags if f.startswith("needs=") and not installed(f[6:])]
                 marks = [pytest.mark.skip(reason=f"needs {', '.join(missing)} (its own venv)")] if missing else []
-                yield pytest.param(code, id=f"{page.relative_to(ROOT)}:{line}", marks=marks)
+                options = dict(flag.split("=", 1) for flag in flags if "=" in flag)
+                yield pytest.param(code, options, id=f"{page.relative_to(ROOT)}:{line}", marks=marks)
 
 
 def installed(distribution: str) -> bool:
@@ -56,9 +61,22 @@ def matches(actual: str, expected: str) -> bool:
     return re.fullmatch(pattern, squash(actual)) is not None
 
 
-@pytest.mark.parametrize("code", list(blocks()))
-def test_docs_python_block_runs_as_shown(code, tmp_path):
-    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+def run_block(code: str, options: dict, cwd) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-c", code]
+    if "model" not in options:
+        return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=60)
+    import scripted_model
+
+    with scripted_model.ScriptedModel(getattr(scripted_model, options["model"])) as model:
+        base = f"http://127.0.0.1:{model.port}"
+        env = {**os.environ, "OPENROUTER_API_KEY": "sk-scripted", "OPENROUTER_BASE_URL": f"{base}/api/v1",
+               "OPENAI_API_KEY": "sk-scripted", "OPENAI_BASE_URL": f"{base}/v1"}
+        return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("code, options", list(blocks()))
+def test_docs_python_block_runs_as_shown(code, options, tmp_path):
+    run = run_block(code, options, tmp_path)
     assert run.returncode == 0, run.stderr
     expected = expected_output(code)
     if expected is not None:
