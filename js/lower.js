@@ -471,9 +471,11 @@ const memberTexts = [];
 let membersTop = 0;
 let valuesLeft = 0;
 
-/** JSON literals of the keys met recently (a few kinds of argument objects share them). */
+/** JSON literals of the short keys met recently (a few kinds of argument objects share them). */
 const quotedKeys = new Map();
 const QUOTED_KEYS_MAX = 4096;
+/** Longer keys are quoted each time: the cache holds at most 4096 × 64 code units. */
+const QUOTED_KEY_MAX_LENGTH = 64;
 
 /**
  * The canonical JSON of `value` (the reference canonicalizer's text) when
@@ -560,7 +562,8 @@ function canonicalObject(object, depth) {
   let out = '{';
   for (let i = base; i < membersTop; i++) {
     out += `${i === base ? '' : ','}${quoteKey(memberKeys[i])}:${memberTexts[i]}`;
-    // Not kept past the call: the texts can be large.
+    // Not kept past the call: they are the caller's, and can be large.
+    memberKeys[i] = undefined;
     memberTexts[i] = undefined;
   }
   membersTop = base;
@@ -596,6 +599,7 @@ function sortMembers(from, to) {
 }
 
 function quoteKey(key) {
+  if (key.length > QUOTED_KEY_MAX_LENGTH) return JSON.stringify(key);
   let quoted = quotedKeys.get(key);
   if (quoted === undefined) {
     quoted = JSON.stringify(key);
