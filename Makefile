@@ -96,7 +96,7 @@ test-js:
 ## input, torn state, dead locks and install merges, and the plugins'
 ## launcher in fake install layouts.
 test-hooks: tools
-	$(CARGO) build --quiet --release -p doom-loop-trace --bin doomloop
+	$(CARGO) build --quiet --release -p doom-loop-cli --bin doomloop
 	node --test --test-concurrency=1 tests/hooks/
 
 ## The package's types (tsc --strict; bundler, node16, nodenext): the reference's
@@ -152,13 +152,13 @@ figures: build
 bench: build
 	$(CARGO) bench --bench core --features serde_json
 	$(CARGO) bench -p doom-loop-trace --bench linear
-	$(CARGO) build --release --quiet -p doom-loop-trace
+	$(CARGO) build --release --quiet -p doom-loop-cli --bin doomloop
 	bash benches/eval-rss.sh
 	node --expose-gc benches/js/bench.mjs
 	bash scripts/bench-python.sh
 	node --expose-gc benches/js/peers.mjs --json target/bench-peers.json
 	node benches/js/startup.mjs --json target/bench-startup.json
-	$(CARGO) build --quiet --release -p doom-loop-trace --bin doomloop
+	$(CARGO) build --quiet --release -p doom-loop-cli --bin doomloop
 	node benches/hook.mjs --json target/bench-hook.json
 	node benches/launcher.mjs
 	node benches/js/adapter-ai-sdk.mjs

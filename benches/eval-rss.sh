@@ -3,7 +3,7 @@
 # and on a folder of four of them (issue 20: eval streams a file at a time
 # and, within a file, a run at a time, so the folder's peak should follow
 # the largest run, not the folder). Each file: 250,000 small runs (~13 MB).
-# Needs target/release/doomloop (`cargo build --release -p doom-loop-trace`)
+# Needs target/release/doomloop (`cargo build --release -p doom-loop-cli --bin doomloop`)
 # and GNU time (/usr/bin/time).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

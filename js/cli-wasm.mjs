@@ -6,7 +6,7 @@
 // The command — clap's argument parsing, help, usage and error texts,
 // every subcommand (the `eval` folder walk, the streaming reader, the
 // `hook` state store and its lock), messages and exit statuses — is the
-// Rust code the native binary runs (doom_loop_trace::command, in the full
+// Rust code the native binary runs (doom_loop_cli::command, in the full
 // wasm module). This file is only its host: it hands over argv and does
 // the I/O the command asks for with Node's `fs` and `process`, one method
 // each (wasm/src/cli.rs; docs/cli.md). Errors are thrown as Node

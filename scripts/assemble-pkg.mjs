@@ -27,7 +27,7 @@ const source = (file) => readFileSync(js(file), 'utf8');
 for (const file of ['cli.mjs', 'cli-wasm.mjs', 'native.cjs', 'native.d.cts', 'proxy.mjs', 'conformance.mjs', 'README.md']) {
   copyFileSync(js(file), join(out, file));
 }
-copyFileSync(join(root, 'examples', 'billing-agent.json'), join(out, 'billing-agent.json'));
+copyFileSync(join(root, 'cli', 'examples', 'billing-agent.json'), join(out, 'billing-agent.json'));
 for (const file of ['LICENSE-MIT', 'LICENSE-APACHE', 'CHANGELOG.md']) copyFileSync(join(root, file), join(out, file));
 
 /** A relative import of a shim file (the file's own directory or a parent). */

@@ -4,7 +4,7 @@
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 [ "$#" -gt 0 ] || { echo "usage: conformance.sh PATH..." >&2; exit 2; }
-cargo build --quiet --release -p doom-loop-trace --bin doomloop --manifest-path "$ROOT/Cargo.toml" || exit 1
+cargo build --quiet --release -p doom-loop-cli --bin doomloop --manifest-path "$ROOT/Cargo.toml" || exit 1
 total() { tail -n 1 | sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1 \2/p'; }
 native=$("$ROOT/target/release/doomloop" conformance "$@"); native_rc=$?
 echo "$native" | sed 's/^/[native] /'

@@ -30,11 +30,12 @@ done
 forbidden="$(grep -E '\.(js|mjs|cjs|ts|sh|py)$|package(-lock)?\.json$|^(js|scripts|playground|worker-example|node_modules|pkg)/|^tests/(js|e2e|playground|runtimes)/|^vectors/reference/' <<<"$list" || true)"
 [ -z "$forbidden" ] || die "the crate holds files it must not: $forbidden"
 
-# Both published crates at once: doom-loop-trace depends on doom-loop by
-# path + version, which a lone dry run of it would look up on crates.io
-# (cargo >= 1.90 publishes the two as one batch, the core first).
-log "cargo publish --dry-run of doom-loop and doom-loop-trace (must not warn)"
-dry="$(cargo publish -p doom-loop -p doom-loop-trace --dry-run "${dirty[@]}" --no-verify 2>&1)" || { printf '%s\n' "$dry" >&2; die "publish --dry-run failed"; }
+# The published crates at once: doom-loop-trace, doom-loop-guard and
+# doom-loop-cli depend on the ones below them by path + version, which a lone
+# dry run would look up on crates.io (cargo >= 1.90 publishes them as one
+# batch, in dependency order).
+log "cargo publish --dry-run of doom-loop, doom-loop-trace, doom-loop-guard and doom-loop-cli (must not warn)"
+dry="$(cargo publish -p doom-loop -p doom-loop-trace -p doom-loop-guard -p doom-loop-cli --dry-run "${dirty[@]}" --no-verify 2>&1)" || { printf '%s\n' "$dry" >&2; die "publish --dry-run failed"; }
 if grep -i '^warning' <<<"$dry" | grep -v 'aborting upload due to dry run'; then die "publish --dry-run warned"; fi
 
 log "cargo package"

@@ -5,9 +5,9 @@
 # target/release-python/. The x86_64 wheel is installed in a clean venv and
 # imported; the aarch64 wheel is checked by format (its module is an
 # AArch64 ELF): no aarch64 CPython is at hand to run it under qemu-aarch64.
-# The sdist is built but not yet installable on its own: doom-loop-trace
-# (under the gateway) reads examples/billing-agent.json from outside its
-# package.
+# The sdist builds on its own: every file its crates read is inside their
+# packages (replay's bundled example is the CLI crate's, which the wheel
+# does not depend on).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"

@@ -23,7 +23,7 @@ mkdir -p "$OUT/folders"
 while read -r platform target; do
   t=$SECONDS
   log "$platform: cargo zigbuild --release --target $target"
-  cargo zigbuild --release --locked --quiet -p doom-loop-trace --bin doomloop --target "$target"
+  cargo zigbuild --release --locked --quiet -p doom-loop-cli --bin doomloop --target "$target"
   exe=doomloop
   case "$target" in *windows*) exe=doomloop.exe ;; esac
   folder="$(node scripts/platform-pkg.mjs "$platform" "target/$target/release/$exe" "$OUT/folders")"

@@ -9,7 +9,7 @@
 //                                           (tests/hooks/plugins.test.mjs runs it)
 //
 // The events are the ones `doomloop hook install AGENT` writes
-// (trace/src/hook/install.rs; the test compares them with its output):
+// (guard/src/install.rs; the test compares them with its output):
 // - Claude Code: a marketplace at the root (.claude-plugin/marketplace.json,
 //   where `claude plugin marketplace add <repo or path>` reads it) listing
 //   plugins/claude-code (.claude-plugin/plugin.json, hooks/hooks.json with

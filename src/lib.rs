@@ -7,7 +7,7 @@
 //! resumes in the other.
 //!
 //! The crate is the pure core: no clocks, no randomness, no I/O, no wasm or
-//! JS types. The `doomloop` CLI (crate `doom-loop-trace`) and the
+//! JS types. The `doomloop` CLI (crate `doom-loop-cli`) and the
 //! `doom-loop-wasm` npm package are thin layers over it.
 //!
 //! ```

@@ -12,7 +12,7 @@
 
 use std::path::PathBuf;
 
-use doom_loop_trace::command::main_lossy;
+use doom_loop_cli::command::main_lossy;
 use doom_loop_trace::host::MemoryHost;
 use libfuzzer_sys::fuzz_target;
 

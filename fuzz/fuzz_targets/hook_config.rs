@@ -9,8 +9,8 @@
 
 use std::path::Path;
 
-use doom_loop_trace::hook::config::{parse_file, Effective, Origin};
-use doom_loop_trace::hook::{read_event, step_with, Agent};
+use doom_loop_guard::config::{parse_file, Effective, Origin};
+use doom_loop_guard::{read_event, step_with, Agent};
 use libfuzzer_sys::fuzz_target;
 
 const FILE: &str = "/p/.doomloop.toml";

@@ -15,7 +15,7 @@
 #![no_main]
 
 use doom_loop::json::{parse, Value};
-use doom_loop_trace::hook::{default_option, read_event, step, Agent};
+use doom_loop_guard::{default_option, read_event, step, Agent};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -14,8 +14,8 @@
 //! - the edit holds exactly one entry of ours per event the agent registers.
 #![no_main]
 
-use doom_loop_trace::hook::install::{edit, events, is_ours, parse_options};
-use doom_loop_trace::hook::Agent;
+use doom_loop_guard::install::{edit, events, is_ours, parse_options};
+use doom_loop_guard::Agent;
 use jsonc_parser::cst::{CstNode, CstRootNode};
 use libfuzzer_sys::fuzz_target;
 

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { runClaude, claudeBin, doomloop, stateFiles, writeHooks } from './agents.mjs';
 import { lastToolResults } from './anthropic-server.mjs';
 
-const skip = !existsSync(claudeBin) ? `no ${claudeBin} (npm ci)` : !existsSync(doomloop) ? `no ${doomloop} (cargo build --release)` : false;
+const skip = !existsSync(claudeBin) ? `no ${claudeBin} (npm ci)` : !existsSync(doomloop) ? `no ${doomloop} (cargo build --release -p doom-loop-cli --bin doomloop)` : false;
 const bash = (command) => ({ name: 'Bash', input: { command, description: 'run it' } });
 const REFUSED = /^PreToolUse:Bash hook error: Doom loop suspected: tool "Bash" was invoked in (\d+) consecutive rounds/;
 

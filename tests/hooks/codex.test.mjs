@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { runCodex, codexBin, doomloop, editAndRetestScript, failing, parallelThenRepeatScript, failsUntilFour, runs, stateFiles, why } from './agents.mjs';
 import { developerTexts, issuedOutputs as answers } from './openai-server.mjs';
 
-const noDoomloop = existsSync(doomloop) ? false : `no ${doomloop} (cargo build --release)`;
+const noDoomloop = existsSync(doomloop) ? false : `no ${doomloop} (cargo build --release -p doom-loop-cli --bin doomloop)`;
 const skip = !existsSync(codexBin) ? `no ${codexBin} (npm ci)` : noDoomloop;
 const shell = (cmd) => ({ name: 'exec_command', args: { cmd } });
 const BLOCKED = 'Command blocked by PreToolUse hook: ';

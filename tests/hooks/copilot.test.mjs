@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { runCopilot, copilotBin, copilotCache, doomloop, editAndRetestScript, failing, parallelThenRepeatScript, failsUntilFour, runs, stateFiles, why } from './agents.mjs';
 import { issuedOutputs as answers } from './openai-server.mjs';
 
-const noDoomloop = existsSync(doomloop) ? false : `no ${doomloop} (cargo build --release)`;
+const noDoomloop = existsSync(doomloop) ? false : `no ${doomloop} (cargo build --release -p doom-loop-cli --bin doomloop)`;
 const skip = !existsSync(copilotBin) ? `no ${copilotBin} (npm ci)` : noDoomloop;
 const shell = (command) => ({ name: 'bash', args: { command, description: 'Run the script' } });
 const DENIED = 'Denied by preToolUse hook: ';

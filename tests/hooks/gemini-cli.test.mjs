@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { runGemini, geminiJs, doomloop, stateFiles } from './agents.mjs';
 import { lastFunctionResponses } from './gemini-server.mjs';
 
-const skip = !existsSync(geminiJs) ? `no ${geminiJs} (npm ci)` : !existsSync(doomloop) ? `no ${doomloop} (cargo build --release)` : false;
+const skip = !existsSync(geminiJs) ? `no ${geminiJs} (npm ci)` : !existsSync(doomloop) ? `no ${doomloop} (cargo build --release -p doom-loop-cli --bin doomloop)` : false;
 const shell = (command) => ({ name: 'run_shell_command', args: { command } });
 const REFUSED = /^Tool execution blocked: Doom loop suspected: tool "run_shell_command" was invoked in (\d+) consecutive rounds/;
 

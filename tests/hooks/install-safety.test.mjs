@@ -18,7 +18,7 @@ import { doomloop } from './agents.mjs';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const npx = join(root, 'pkg/cli.mjs');
 const CLIS = { native: [doomloop], npx: [process.execPath, npx] };
-const skip = existsSync(doomloop) && existsSync(npx) ? false : `needs ${doomloop} and ${npx} (cargo build --release; make build)`;
+const skip = existsSync(doomloop) && existsSync(npx) ? false : `needs ${doomloop} and ${npx} (cargo build --release -p doom-loop-cli --bin doomloop; make build)`;
 const AGENTS = [
   ['claude-code', '.claude', 'settings.json'], ['gemini-cli', '.gemini', 'settings.json'], ['codex', '.codex', 'hooks.json'],
   ['copilot', '.github/hooks', 'doom-loop.json'],

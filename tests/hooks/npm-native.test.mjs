@@ -21,7 +21,7 @@ import { platforms, writePackage } from '../../scripts/platform-pkg.mjs';
 const host = `${process.platform}-${process.arch}`;
 const pkg = join(root, 'pkg');
 const skip = !existsSync(doomloop) || !existsSync(join(pkg, 'cli.mjs'))
-  ? `needs ${doomloop} and pkg/ (cargo build --release; make build)`
+  ? `needs ${doomloop} and pkg/ (cargo build --release -p doom-loop-cli --bin doomloop; make build)`
   : !platforms()[host] && `no platform package for ${host}`;
 const work = mkdtempSync(join(tmpdir(), 'doomloop-npm-native-'));
 const prefix = join(work, 'prefix');

@@ -17,7 +17,7 @@ import { pre, failingLoop, answer, timeless } from './scenario.mjs';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const npx = join(root, 'pkg/cli.mjs');
 const CLIS = { native: [doomloop], npx: [process.execPath, npx] };
-const skip = existsSync(doomloop) && existsSync(npx) ? false : `needs ${doomloop} and ${npx} (cargo build --release; make build)`;
+const skip = existsSync(doomloop) && existsSync(npx) ? false : `needs ${doomloop} and ${npx} (cargo build --release -p doom-loop-cli --bin doomloop; make build)`;
 const fresh = () => mkdtempSync(join(tmpdir(), 'doomloop-npx-'));
 
 function hook(cli, dir, input, agent = 'claude-code', args = []) {

@@ -16,7 +16,7 @@ import { lastFunctionResponses } from './gemini-server.mjs';
 import { issuedOutputs } from './openai-server.mjs';
 import { AGENTS } from '../../scripts/sync-plugins.mjs';
 
-const noDoomloop = existsSync(doomloop) ? false : `no ${doomloop} (cargo build --release)`;
+const noDoomloop = existsSync(doomloop) ? false : `no ${doomloop} (cargo build --release -p doom-loop-cli --bin doomloop)`;
 const skipOf = (bin) => (!existsSync(bin) ? `no ${bin} (npm ci)` : noDoomloop);
 
 // Under the reference's ladder (the user's config file says `option = true`,

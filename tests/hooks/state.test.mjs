@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { doomloop } from './agents.mjs';
 
-const skip = existsSync(doomloop) ? false : `no ${doomloop} (cargo build --release)`;
+const skip = existsSync(doomloop) ? false : `no ${doomloop} (cargo build --release -p doom-loop-cli --bin doomloop)`;
 const fresh = () => mkdtempSync(join(tmpdir(), 'doomloop-state-'));
 const pre = (session, id, command = 'cat missing.txt') => JSON.stringify({
   session_id: session, transcript_path: '/nonexistent', cwd: '/tmp', hook_event_name: 'PreToolUse',

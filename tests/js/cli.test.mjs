@@ -58,7 +58,7 @@ test('replay of the bundled billing agent: same timeline, stopped at round 6', (
   assert.equal(b.status, 0);
   assert.equal(b.stdout, a.stdout);
   assert.match(a.stdout, /stopped: doom_loop at round 6 of 8/);
-  const [ja, jb] = run(['replay', join(root, 'examples/billing-agent.json'), '--json']);
+  const [ja, jb] = run(['replay', join(root, 'cli/examples/billing-agent.json'), '--json']);
   assert.deepEqual(JSON.parse(jb.stdout), JSON.parse(ja.stdout));
 });
 
@@ -174,8 +174,8 @@ test('an unknown subcommand or flag is an error naming it, exit 2', () => {
 });
 
 test('stdin: `-` wherever a file is read; canonicalize and fingerprint read stdin when JSON is absent', () => {
-  const billing = readFileSync(join(root, 'examples/billing-agent.json'), 'utf8');
-  const [fromFile] = run(['replay', join(root, 'examples/billing-agent.json')]);
+  const billing = readFileSync(join(root, 'cli/examples/billing-agent.json'), 'utf8');
+  const [fromFile] = run(['replay', join(root, 'cli/examples/billing-agent.json')]);
   for (const r of run(['replay', '-'], billing)) {
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout, fromFile.stdout);
@@ -463,7 +463,7 @@ test('argv parity: random argument lists get the same status, stdout and stderr 
     'replay', 'eval', 'conformance', 'fingerprint', 'canonicalize', 'help', '--json', '--option', 'true', '{"x":',
     '--recommended', '--compare', '--fail-on', 'block', 'stop', 'never', 'missing.json', '-', '--help', '-h', '--frob',
     '-q', '-1', '--json=1', '--', '--fail-on=stop', '--option=false', 'extra', '-V', '--version', '-hq', '--=',
-    'examples/billing-agent.json', 'hook', 'claude-code', 'gemini-cli', '--state-dir', '--projet',
+    'cli/examples/billing-agent.json', 'hook', 'claude-code', 'gemini-cli', '--state-dir', '--projet',
   ];
   let seed = 0x2545f491;
   const next = (n) => {

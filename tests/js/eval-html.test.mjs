@@ -30,7 +30,7 @@ function history(dir) {
 }
 
 test('eval --html writes one self-contained page that renders every session with a verdict', { timeout: 90_000 }, async () => {
-  assert.ok(existsSync(native), `${native} is missing: cargo build --release -p doom-loop-trace`);
+  assert.ok(existsSync(native), `${native} is missing: cargo build --release -p doom-loop-cli --bin doomloop`);
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: bash scripts/install-tools.sh chromium`);
   const dir = mkdtempSync(join(tmpdir(), 'doomloop-html-'));
   const sessions = join(dir, 'sessions');
@@ -99,7 +99,7 @@ test('eval --sessions lists each session with a block or stop and what a stop wo
 });
 
 test('eval --html draws every session whatever its tool names and file names hold', { timeout: 90_000 }, async () => {
-  assert.ok(existsSync(native), `${native} is missing: cargo build --release -p doom-loop-trace`);
+  assert.ok(existsSync(native), `${native} is missing: cargo build --release -p doom-loop-cli --bin doomloop`);
   const dir = mkdtempSync(join(tmpdir(), 'doomloop-html-hostile-'));
   const sessions = join(dir, 'sessions');
   mkdirSync(sessions);

@@ -2,10 +2,12 @@
 //! stdin, stdout, stderr, the environment, the process id and the clock —
 //! behind two traits.
 //!
-//! The command ([`crate::command`]) — clap's argument parsing, every
-//! subcommand, the folder walk of `eval`, the streaming reader, the hook's
-//! locked state store, the messages and exit statuses — is written once
-//! against [`Host`]. The native binary runs it over [`NativeHost`]
+//! The command (`doom_loop_cli::command`: clap's argument parsing, every
+//! subcommand, the messages and exit statuses), the folder walk of `eval`
+//! and the streaming reader ([`crate::import`]), and the hook's locked
+//! state store (`doom-loop-guard`) are written once against [`Host`]. It
+//! lives here, the lowest crate of the three, because the importers' walk
+//! reads through it. The native binary runs it all over [`NativeHost`]
 //! (`std::fs`, `std::io`); the npm package's `npx doomloop` runs the very
 //! same code compiled to wasm over a host whose methods are Node's `fs` and
 //! `process` (`js/cli.mjs`, `docs/cli.md`). Code reached from the

@@ -19,7 +19,9 @@ fn actions(timeline: &Timeline) -> Vec<Option<&'static str>> {
 
 #[test]
 fn billing_agent_is_blocked_at_three_and_stopped_at_six() {
-    let timeline = run(include_str!("../../examples/billing-agent.json"));
+    // The CLI's bundled example (`doomloop replay` without a file).
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../cli/examples/billing-agent.json");
+    let timeline = run(&std::fs::read_to_string(path).unwrap());
     assert_eq!(
         actions(&timeline),
         vec![

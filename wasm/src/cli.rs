@@ -1,4 +1,4 @@
-//! `npx doomloop`: the native CLI's own command (`doom_loop_trace::command`:
+//! `npx doomloop`: the native CLI's own command (`doom_loop_cli::command`:
 //! clap's definition, every subcommand, the folder walk, the streaming
 //! reader, the hook's locked state store, messages and exit statuses) over
 //! a JS host object whose methods are Node's `fs` and `process`
@@ -11,7 +11,7 @@ use std::ffi::OsString;
 use std::io::{self, BufReader, Cursor, ErrorKind, Read};
 use std::path::{Path, PathBuf};
 
-use doom_loop_trace::command;
+use doom_loop_cli::command;
 use doom_loop_trace::host::{DirEntry, FileKind, FileSystem, Host, Metadata, OutputError};
 use js_sys::{Array, Function, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;

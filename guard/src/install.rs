@@ -16,7 +16,7 @@
 //! hook only once the user has reviewed it (the install says so).
 //! GitHub Copilot CLI: a file of its own, `doom-loop.json`, in
 //! `$COPILOT_HOME/hooks/` (else `~/.copilot/hooks/`) or `.github/hooks/`,
-//! of Copilot's shape ([`super::copilot`]).
+//! of Copilot's shape ([`crate::copilot`]).
 //! The first three read the same shape: `hooks.EVENT = [{matcher, hooks: [{type:
 //! "command", command}]}]`.
 //!
@@ -26,7 +26,7 @@
 //! repository controls, are never followed out of the project, and nothing
 //! but a regular file is read or written. The new text replaces the file
 //! atomically through a temporary file created exclusively beside it
-//! ([`super::store::replace`]: never through a link planted there), keeps
+//! ([`crate::store::replace`]: never through a link planted there), keeps
 //! its permissions, and leaves the previous bytes in `FILE.bak` ([`write()`]).
 //!
 //! The edit is made on a concrete syntax tree of the file ([`edit`], with
@@ -43,8 +43,8 @@ use std::path::{Path, PathBuf};
 use jsonc_parser::cst::{CstInputValue, CstNode, CstObject, CstObjectProp, CstRootNode};
 use jsonc_parser::ParseOptions;
 
-use super::event::Agent;
-use crate::host::{FileKind, Host};
+use crate::event::Agent;
+use doom_loop_trace::host::{FileKind, Host};
 
 /// Which settings file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,7 +93,7 @@ pub fn events(agent: Agent) -> &'static [(&'static str, bool)] {
 /// ([`codex_user_hooks`]).
 pub fn settings_path(agent: Agent, scope: Scope, home: &Path, cwd: &Path) -> PathBuf {
     let (dir, file) = match agent {
-        Agent::Copilot => return super::copilot::hooks_path(scope, home, None, cwd),
+        Agent::Copilot => return crate::copilot::hooks_path(scope, home, None, cwd),
         Agent::ClaudeCode => (".claude", "settings.json"),
         Agent::GeminiCli => (".gemini", "settings.json"),
         Agent::Codex => (".codex", "hooks.json"),
@@ -194,7 +194,7 @@ pub enum Written {
 /// The folder cannot be created or written (nothing is changed then, or
 /// the backup alone is).
 pub fn write(host: &mut dyn Host, file: &Path, previous: Option<&str>, text: &str) -> Result<Written, String> {
-    use super::store::replace;
+    use crate::store::replace;
     if previous == Some(text) {
         return Ok(Written::Unchanged);
     }

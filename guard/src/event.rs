@@ -1,5 +1,5 @@
 //! The hook events of Claude Code, Gemini CLI and Codex CLI, read into one
-//! shape (GitHub Copilot CLI's, in two payload formats, in [`super::copilot`]).
+//! shape (GitHub Copilot CLI's, in two payload formats, in [`crate::copilot`]).
 //!
 //! All three agents run a command with one JSON object on stdin per event. The
 //! fields read here are the ones each agent's own source writes (Claude
@@ -209,7 +209,7 @@ fn without_process_ids(output: &Value) -> Value {
 /// A message naming the missing or mistyped field.
 pub fn parse_event(agent: Agent, value: &Value) -> Result<Event, String> {
     if agent == Agent::Copilot {
-        return super::copilot::parse_event(value);
+        return crate::copilot::parse_event(value);
     }
     let object = value.as_object().ok_or("the event is not a JSON object")?;
     let session_id = text(object, "session_id").ok_or("the event has no string `session_id`")?;

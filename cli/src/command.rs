@@ -1,7 +1,7 @@
 //! The `doomloop` command: clap's definition of the command line, every
 //! subcommand, the messages and the exit statuses — written once, over a
 //! [`Host`] for all I/O. The native binary (`src/bin/doomloop.rs`) runs it
-//! over [`crate::host::NativeHost`]; `npx doomloop` runs the same code
+//! over [`doom_loop_trace::host::NativeHost`]; `npx doomloop` runs the same code
 //! compiled to wasm over Node's `fs` and `process` (`js/cli.mjs`), so help,
 //! usage, errors and exit codes come from this one clap definition in both
 //! (docs/cli.md: the usage, the exit codes and the host interface).
@@ -15,7 +15,7 @@
 //!
 //! A new subcommand does its I/O through the [`Host`] (files, stdin,
 //! environment, clock) and never through `std::fs`, or it would fail under
-//! `npx`; `trace/tests/command.rs` runs the command over an in-memory host.
+//! `npx`; `cli/tests/command.rs` runs the command over an in-memory host.
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
@@ -26,15 +26,16 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use doom_loop::json::parse;
 use doom_loop::ladder::Action;
 
-use crate::cli::{self, OptionChoice};
-use crate::conformance::run_document;
-use crate::eval::Evaluation;
-use crate::hook::args::HookCommand;
-use crate::host::{Host, OutputError};
-use crate::import::walk_in;
+use doom_loop_trace::conformance::run_document;
+use doom_loop_trace::eval::Evaluation;
+use doom_loop_trace::host::{Host, OutputError};
+use doom_loop_trace::import::walk_in;
+
+use crate::compute::{self, OptionChoice};
+use crate::hook::HookCommand;
 
 /// The bundled example transcript: the default input of `replay`.
-const BILLING_AGENT: &str = include_str!("../../examples/billing-agent.json");
+const BILLING_AGENT: &str = include_str!("../examples/billing-agent.json");
 
 /// Exit status: a finding (failed or no conformance cases, no runs to
 /// evaluate, `--fail-on` reached).
@@ -315,22 +316,22 @@ fn warn(host: &mut dyn Host, line: &str) {
 
 fn run(command: Command, host: &mut dyn Host) -> Outcome {
     match command {
-        Command::Hook { command } => crate::hook::args::main(command, host).map_err(Failure::Input),
+        Command::Hook { command } => crate::hook::main(command, host).map_err(Failure::Input),
         Command::Which => {
             let program = host
                 .program()
                 .map_err(|e| Failure::Input(format!("cannot tell this binary's path: {e}")))?;
-            Ok(host.stdout(&format!("{}\n", crate::hook::args::program_command(&program)))?)
+            Ok(host.stdout(&format!("{}\n", crate::hook::program_command(&program)))?)
         }
         Command::Conformance { paths } => conformance(&paths, host),
         Command::Fingerprint { tool, json } => {
             let text = argument_or_stdin(json, host)?;
-            let fingerprint = cli::fingerprint_text(&tool, &text).map_err(Failure::Input)?;
+            let fingerprint = compute::fingerprint_text(&tool, &text).map_err(Failure::Input)?;
             Ok(host.stdout(&format!("{fingerprint}\n"))?)
         }
         Command::Canonicalize { json } => {
             let text = argument_or_stdin(json, host)?;
-            let canonical = cli::canonicalize_text(&text).map_err(Failure::Input)?;
+            let canonical = compute::canonicalize_text(&text).map_err(Failure::Input)?;
             Ok(host.stdout(&format!("{canonical}\n"))?)
         }
         Command::Replay {
@@ -349,8 +350,8 @@ fn run(command: Command, host: &mut dyn Host) -> Outcome {
                 (None, true) => OptionChoice::Recommended,
                 (None, false) => OptionChoice::Trace,
             };
-            let run =
-                cli::replay_bytes(&bytes, &name, choice, json, fail_on.map(FailOn::action)).map_err(Failure::Input)?;
+            let run = compute::replay_bytes(&bytes, &name, choice, json, fail_on.map(FailOn::action))
+                .map_err(Failure::Input)?;
             finish(&run.stdout, &run.warnings, run.finding, host)
         }
         Command::Eval {
@@ -363,18 +364,18 @@ fn run(command: Command, host: &mut dyn Host) -> Outcome {
             sessions,
             html,
         } => {
-            let options = cli::eval_options(&options, recommended, compare).map_err(Failure::Input)?;
+            let options = compute::eval_options(&options, recommended, compare).map_err(Failure::Input)?;
             let mut evaluation = Evaluation::new(options);
             if sessions || html.is_some() {
                 evaluation = evaluation.keep_sessions();
             }
             evaluate_all(&paths, &mut evaluation, host)?;
-            let mut run = cli::eval_finish(&evaluation, json, fail_on.map(FailOn::action));
+            let mut run = compute::eval_finish(&evaluation, json, fail_on.map(FailOn::action));
             if sessions && !json {
-                run.stdout.push_str(&cli::sessions_text(&evaluation));
+                run.stdout.push_str(&compute::sessions_text(&evaluation));
             }
             if let Some(file) = html {
-                let page = crate::html::render(&evaluation.report(), evaluation.sessions());
+                let page = doom_loop_trace::html::render(&evaluation.report(), evaluation.sessions());
                 host.write_file(&file, page.as_bytes())
                     .map_err(|e| Failure::Input(format!("{}: {e}", file.display())))?;
             }
@@ -399,7 +400,7 @@ fn finish(stdout: &str, warnings: &[String], finding: Option<String>, host: &mut
 /// listed) is an input error (exit 2); anything found under a folder that
 /// cannot be read — a file, a dangling link, a sub-folder — is a failed
 /// run listed in the report, and FIFOs, devices and links to folders are
-/// skipped with a warning (see [`crate::import::walk`]).
+/// skipped with a warning (see [`doom_loop_trace::import::walk`]).
 fn evaluate_all(paths: &[PathBuf], evaluation: &mut Evaluation, host: &mut dyn Host) -> Outcome {
     check_stdin_once(paths)?;
     let mut files = Vec::new();

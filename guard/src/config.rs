@@ -34,8 +34,8 @@ use doom_loop::JsString;
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
-use super::event::Agent;
-use crate::host::{FileKind, Host};
+use crate::event::Agent;
+use doom_loop_trace::host::{FileKind, Host};
 
 /// The project file's name, looked up from the working directory upwards.
 pub const PROJECT_FILE: &str = ".doomloop.toml";
@@ -148,7 +148,7 @@ impl Effective {
     /// the files' keys over them, and `false` (never tracked) for each
     /// exempt tool.
     pub fn loop_keys(&self, agent: Agent) -> Object {
-        let mut keys = super::default_loop_keys(agent);
+        let mut keys = crate::default_loop_keys(agent);
         for (tool, key, _) in &self.loop_keys {
             keys.insert(JsString::from(tool.as_str()), key.clone());
         }
@@ -161,7 +161,7 @@ impl Effective {
     /// The engine's `loopEffects` for `agent`: the hook's built-in edit
     /// tools (writes), the files' effects over them.
     pub fn loop_effects(&self, agent: Agent) -> Object {
-        let mut effects = super::default_loop_effects(agent);
+        let mut effects = crate::default_loop_effects(agent);
         for (tool, effect, _) in &self.loop_effects {
             effects.insert(JsString::from(tool.as_str()), effect.clone());
         }
@@ -499,7 +499,7 @@ pub fn describe(settings: &Effective, agent: Option<Agent>, dir: &Path) -> Strin
         settings.exempt_from.describe()
     ));
     out.push_str("\n[loop_keys]\n");
-    let mut lines = per_tool_lines(agent, super::default_loop_keys, &settings.loop_keys);
+    let mut lines = per_tool_lines(agent, crate::default_loop_keys, &settings.loop_keys);
     for tool in &settings.exempt {
         lines.retain(|(t, _)| t != tool);
         lines.push((tool.clone(), "false   # exempt".to_string()));
@@ -511,7 +511,7 @@ pub fn describe(settings: &Effective, agent: Option<Agent>, dir: &Path) -> Strin
     out.push_str("\n[loop_effects]\n");
     push_lines(
         &mut out,
-        per_tool_lines(agent, super::default_loop_effects, &settings.loop_effects),
+        per_tool_lines(agent, crate::default_loop_effects, &settings.loop_effects),
     );
     if agent.is_none() {
         out.push_str("# plus each agent's built-in edit tools (writes): `doomloop hook config AGENT` lists them\n");

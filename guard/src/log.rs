@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use doom_loop::json::{parse, to_json, Object, Value};
 use doom_loop::{canonicalize, JsString};
 
-use super::event::Agent;
-use super::store;
-use crate::host::{FileKind, Host};
+use crate::event::Agent;
+use crate::store;
+use doom_loop_trace::host::{FileKind, Host};
 
 /// Interventions kept per session (the latest; older ones are dropped, so a
 /// session that loops for hours keeps a state file of bounded size).

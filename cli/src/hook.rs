@@ -1,16 +1,16 @@
 //! The `doomloop hook` command line (a subcommand of [`crate::command`],
-//! so of the native binary and of `npx doomloop` alike), over the [`Host`].
+//! so of the native binary and of `npx doomloop` alike), over the [`Host`]:
+//! clap's arguments and the dispatch to the guard (`doom-loop-guard`), which
+//! decides, installs, reads its config and its log without a parser of its own.
 
 use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
 
-use crate::host::Host;
-
 use clap::{Args, Subcommand};
-
-use super::event::Agent;
-use super::install::{self, Scope};
-use super::{run, HookOptions};
+use doom_loop_guard::event::Agent;
+use doom_loop_guard::install::{self, Scope};
+use doom_loop_guard::{config, copilot, log, run, store, HookAnswer, HookOptions};
+use doom_loop_trace::host::Host;
 
 /// `doomloop hook …`.
 #[derive(Subcommand, Debug)]
@@ -149,11 +149,11 @@ pub fn hook_command(agent: Agent, program: &[String], state_dir: Option<&Path>) 
 
 /// Where the user's config file is (for install's messages).
 fn config_hint(host: &mut dyn Host) -> String {
-    let user = super::config::user_file(host).map_or_else(
+    let user = config::user_file(host).map_or_else(
         || "~/.config/doomloop/config.toml".to_string(),
         |(path, _)| path.display().to_string(),
     );
-    format!("{user} (or a project's {})", super::config::PROJECT_FILE)
+    format!("{user} (or a project's {})", config::PROJECT_FILE)
 }
 
 /// Runs `doomloop hook …`. The hook itself always succeeds (an agent reads
@@ -179,7 +179,7 @@ fn hook(agent: Agent, args: &RunArgs, host: &mut dyn Host) {
     let mut warnings = Vec::new();
     let option = match &args.option {
         None => None,
-        Some(text) => match crate::cli::read_json(text, "--option") {
+        Some(text) => match crate::compute::read_json(text, "--option") {
             Ok(v) => Some(v),
             Err(e) => {
                 warnings.push(format!("{e}; using the default option"));
@@ -198,7 +198,7 @@ fn hook(agent: Agent, args: &RunArgs, host: &mut dyn Host) {
                 option,
             },
         ),
-        Err(e) => super::HookAnswer {
+        Err(e) => HookAnswer {
             stdout: String::new(),
             warnings: vec![format!("cannot read stdin: {e}; allowing the call")],
         },
@@ -237,27 +237,27 @@ fn config_main(args: &ConfigArgs, host: &mut dyn Host) -> Result<(), String> {
             other.as_ref().map_or(cwd.clone(), |d| cwd.join(d))
         }
     };
-    let settings = super::config::load(host, Some(&dir), None)?;
+    let settings = config::load(host, Some(&dir), None)?;
     let agent = args.agent.map(AgentName::agent);
     let text = if args.json {
-        super::config::describe_json(&settings, agent)
+        config::describe_json(&settings, agent)
     } else {
-        super::config::describe(&settings, agent, &dir)
+        config::describe(&settings, agent, &dir)
     };
     host.stdout(&text).map_err(|e| e.message)
 }
 
 fn log_main(args: &LogArgs, host: &mut dyn Host) -> Result<(), String> {
-    let dir = super::store::state_dir(host, args.state_dir.as_deref())?;
+    let dir = store::state_dir(host, args.state_dir.as_deref())?;
     let agent = args.agent.map(AgentName::agent);
-    let sessions = super::log::sessions(host, &dir, agent, args.session.as_deref())?;
+    let sessions = log::sessions(host, &dir, agent, args.session.as_deref())?;
     if let (Some(id), true) = (&args.session, sessions.is_empty()) {
         return Err(format!("no hook state of session {id} in {}", dir.display()));
     }
     let text = if args.json {
-        super::log::render_json(&sessions)
+        log::render_json(&sessions)
     } else {
-        super::log::render_text(&sessions)
+        log::render_text(&sessions)
     };
     host.stdout(&text).map_err(|e| e.message)
 }
@@ -292,7 +292,7 @@ fn install_main(args: &InstallArgs, host: &mut dyn Host) -> Result<(), String> {
     let path = match (scope, &home, &codex_home) {
         (Scope::User, _, Some(codex_home)) if agent == Agent::Codex => install::codex_user_hooks(codex_home),
         (Scope::User, _, _) if agent == Agent::Copilot && copilot_home.is_some() => {
-            super::copilot::hooks_path(scope, Path::new("/"), copilot_home.as_deref(), &cwd)
+            copilot::hooks_path(scope, Path::new("/"), copilot_home.as_deref(), &cwd)
         }
         (Scope::User, None, _) => return Err("HOME is not set; use --project or --print".into()),
         (_, home, _) => install::settings_path(agent, scope, home.as_deref().unwrap_or(Path::new("/")), &cwd),

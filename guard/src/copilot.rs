@@ -29,8 +29,8 @@ use std::path::{Path, PathBuf};
 use doom_loop::json::{parse, Object, Value};
 use doom_loop::JsString;
 
-use super::event::{Event, Kind};
-use super::install::Scope;
+use crate::event::{Event, Kind};
+use crate::install::Scope;
 
 /// The events the installer registers: the calls, their results (a failed
 /// call has its own event), where a stop can end the session, and the

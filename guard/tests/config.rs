@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use doom_loop::json::parse;
-use doom_loop_trace::hook::config::{self, Origin};
-use doom_loop_trace::hook::{run, Agent, HookAnswer, HookOptions};
+use doom_loop_guard::config::{self, Origin};
+use doom_loop_guard::{run, Agent, HookAnswer, HookOptions};
 use doom_loop_trace::host::MemoryHost;
 
 const USER_FILE: &str = "/home/u/.config/doomloop/config.toml";
@@ -89,7 +89,7 @@ fn doomloop_config_names_the_user_file_and_the_command_lines_option_wins_over_bo
     host.env.insert("DOOMLOOP_CONFIG".into(), "/etc/guard.toml".into());
     let settings = config::load(&mut host, None, None).unwrap();
     assert_eq!(settings.option_from, Origin::User(PathBuf::from("/etc/guard.toml")));
-    assert_eq!(settings.option, doom_loop_trace::hook::default_option());
+    assert_eq!(settings.option, doom_loop_guard::default_option());
     let true_option = parse("true").unwrap();
     let settings = config::load(&mut host, None, Some(&true_option)).unwrap();
     assert_eq!(

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use doom_loop_trace::command::{main, main_lossy, EXIT_ERROR, VERSION};
+use doom_loop_cli::command::{main, main_lossy, EXIT_ERROR, VERSION};
 use doom_loop_trace::host::MemoryHost;
 
 const LOOP: &str = r#"{"rounds":[{"calls":[{"toolName":"t","args":{}}]},{"calls":[{"toolName":"t","args":{}}]},{"calls":[{"toolName":"t","args":{}}]}]}"#;

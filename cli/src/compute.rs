@@ -2,7 +2,7 @@
 //! read, kept apart from the command line and the I/O.
 //!
 //! [`crate::command`] (clap's definition and the subcommand bodies, over a
-//! [`crate::host::Host`]) calls these for both front ends — the native
+//! [`doom_loop_trace::host::Host`]) calls these for both front ends — the native
 //! binary and `npx doomloop`, the same command compiled to wasm — so both
 //! accept and reject the same input with the same message (the core's own
 //! JSON reader, nesting limit included) and print the same result. They
@@ -17,9 +17,9 @@ use doom_loop::json::{parse, Value};
 use doom_loop::ladder::Action;
 use doom_loop::{canonicalize, fingerprint_tool_call, JsString};
 
-use crate::eval::{EvalOption, Evaluation};
-use crate::import::import_one;
-use crate::replay::{replay, Timeline};
+use doom_loop_trace::eval::{EvalOption, Evaluation};
+use doom_loop_trace::import::import_one;
+use doom_loop_trace::replay::{replay, Timeline};
 
 /// Parses `text` as strict JSON (nesting up to
 /// [`doom_loop::json::MAX_PARSE_DEPTH`]).
@@ -36,7 +36,7 @@ pub fn read_json(text: &str, what: &str) -> Result<Value, String> {
 /// Text that is not JSON, or a value canonicalization rejects.
 ///
 /// ```
-/// assert_eq!(doom_loop_trace::cli::canonicalize_text(r#"{"b":1,"a":[2]}"#).unwrap(), r#"{"a":[2],"b":1}"#);
+/// assert_eq!(doom_loop_cli::compute::canonicalize_text(r#"{"b":1,"a":[2]}"#).unwrap(), r#"{"a":[2],"b":1}"#);
 /// ```
 pub fn canonicalize_text(text: &str) -> Result<String, String> {
     canonicalize(&read_json(text, "input")?).map_err(|e| e.to_string())
@@ -353,10 +353,10 @@ mod tests {
             eval_finish(&evaluation, false, None).finding.as_deref(),
             Some("no runs evaluated (0 read)")
         );
-        for run in crate::import::import_text(LOOP, "loop.json") {
+        for run in doom_loop_trace::import::import_text(LOOP, "loop.json") {
             evaluation.add_imported(run);
         }
-        for run in crate::import::import_text("{", "bad.json") {
+        for run in doom_loop_trace::import::import_text("{", "bad.json") {
             evaluation.add_imported(run);
         }
         let done = eval_finish(&evaluation, false, None);

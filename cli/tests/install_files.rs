@@ -1,7 +1,7 @@
 //! `doomloop hook install` and the hook's state store against real files:
 //! the built binary run in a scratch folder, with the links, modes and
 //! planted names a hostile checkout or a shared directory can hold (the
-//! merge itself is tested in hook.rs; the npm CLI's same code in
+//! merge itself is tested in guard/tests/hook.rs; the npm CLI's same code in
 //! tests/hooks/install-safety.test.mjs).
 #![cfg(unix)]
 
@@ -297,7 +297,7 @@ fn a_state_directory_of_another_user_is_refused() {
 
 #[test]
 fn a_state_write_never_follows_a_link_planted_at_its_temporary_name_and_cleans_up_a_failure() {
-    use doom_loop_trace::hook::store::replace;
+    use doom_loop_guard::store::replace;
     use doom_loop_trace::host::NativeHost;
     let scratch = Scratch::new();
     let dir = scratch.0.join("state");

@@ -1,6 +1,16 @@
+//! # doom-loop-guard
+//!
 //! `doomloop hook`: the detector in front of the coding agents people run
 //! every day, through the hook command each one runs before and after a
 //! tool call (docs/coding-agents.md has the install lines and limits).
+//! This crate owns the guard as a whole — the hook's decisions, the
+//! agents' event shapes, the installer that edits their settings, the
+//! config files, the locked state store and the log read from it — and
+//! nothing of the command line: `doom-loop-cli` parses `doomloop hook …`
+//! and calls [`run`], [`install`], [`config`] and [`log`]. It does all its
+//! I/O through `doom_loop_trace::host`, so the same guard runs natively and
+//! under `npx` (wasm over Node's `fs`); it needs nothing else of the trace
+//! crate, and no crate it depends on imports it.
 //!
 //! One invocation: read the event JSON from stdin, lock and load the
 //! session's state file, find the round the call belongs to, let the
@@ -20,7 +30,9 @@
 //! Codex's `PreModelRequest`; Copilot CLI says it nowhere, but stamps one
 //! response's calls with one time ([`Event::batch`]).
 
-pub mod args;
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
 pub mod config;
 pub mod copilot;
 pub mod event;
@@ -32,7 +44,7 @@ mod engine;
 
 use std::path::PathBuf;
 
-use crate::host::Host;
+use doom_loop_trace::host::Host;
 
 use doom_loop::config::recommended_doom_loop_option;
 use doom_loop::effects::declared;

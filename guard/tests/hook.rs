@@ -3,8 +3,8 @@
 //! tests/hooks/state.test.mjs, the real agents in tests/hooks/*.test.mjs).
 
 use doom_loop::json::{parse, Value};
-use doom_loop_trace::hook::install::edit;
-use doom_loop_trace::hook::{default_option, read_event, step, Agent};
+use doom_loop_guard::install::edit;
+use doom_loop_guard::{default_option, read_event, step, Agent};
 
 struct Session {
     agent: Agent,
@@ -965,7 +965,7 @@ fn claude_code_the_same_edit_re_applied_is_still_refused_by_default() {
 
 #[test]
 fn the_hooks_declare_each_agents_edit_tools_as_writes_and_no_shell_tool() {
-    use doom_loop_trace::hook::default_loop_effects;
+    use doom_loop_guard::default_loop_effects;
     let names = |agent| {
         let effects = default_loop_effects(agent);
         effects

@@ -3,8 +3,8 @@
 //! a user runs it after a session.
 
 use doom_loop::json::{parse, Value};
-use doom_loop_trace::command::main;
-use doom_loop_trace::hook::log::MAX_ENTRIES;
+use doom_loop_cli::command::main;
+use doom_loop_guard::log::MAX_ENTRIES;
 use doom_loop_trace::host::MemoryHost;
 
 fn doomloop(host: &mut MemoryHost, args: &[&str], stdin: &str) -> (u8, String, String) {

@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 
 use doom_loop::fingerprint::sha256_hex;
 
-use super::event::Agent;
-use crate::host::Host;
+use crate::event::Agent;
+use doom_loop_trace::host::Host;
 
 /// How long a process waits for another's lock before giving up (and
 /// allowing the call unguarded), in milliseconds.
@@ -186,7 +186,7 @@ pub fn write(host: &mut dyn Host, file: &Path, contents: &str) -> Result<(), Str
 const TMP_TRIES: u32 = 16;
 
 /// Replaces `file` atomically: `bytes` go to a temporary file beside it,
-/// created exclusively ([`FileSystem::write_new`](crate::host::FileSystem::write_new):
+/// created exclusively ([`FileSystem::write_new`](doom_loop_trace::host::FileSystem::write_new):
 /// `O_CREAT|O_EXCL`, so never through a link someone put there) with
 /// permissions `mode`, then renamed over `file` (a rename replaces a link
 /// at `file` itself, never what it points to). A failure removes the

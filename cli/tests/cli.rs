@@ -73,7 +73,7 @@ fn version_and_help_go_to_stdout_with_status_0() {
     assert_eq!(version.status.code(), Some(0));
     assert_eq!(
         text(&version.stdout),
-        format!("doomloop {}\n", doom_loop_trace::command::VERSION)
+        format!("doomloop {}\n", doom_loop_cli::command::VERSION)
     );
     for args in [
         &["--help"][..],
@@ -121,7 +121,7 @@ fn stdin_is_read_for_dash_and_for_absent_json() {
     }
     let by_argument = run(&["fingerprint", "t", "{}"], "");
     assert_eq!(run(&["fingerprint", "t"], "{}").stdout, by_argument.stdout);
-    let billing = include_str!("../../examples/billing-agent.json");
+    let billing = include_str!("../examples/billing-agent.json");
     let output = run(&["replay", "-"], billing);
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(output.stdout, run(&["replay"], "").stdout);
