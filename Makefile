@@ -174,8 +174,10 @@ bench: build
 ## linker (install-tools.sh's `cross` step: rustup targets, ziglang and
 ## cargo-zigbuild from PyPI, qemu-user and Wine from Debian), each binary's
 ## format checked and, where this machine can run it (natively, qemu,
-## Wine), the hook scenario run; then the Python wheels (linux x86_64
-## manylinux2014, aarch64 musllinux) and the sdist (scripts/release-python.sh).
+## Wine), the hook scenario run; then the Python wheels (linux x86_64 and
+## aarch64 manylinux2014) and the sdist, each installed and imported in a
+## clean environment (aarch64: Debian's arm64 CPython under qemu-aarch64;
+## the sdist built alone outside the repository; scripts/release-python.sh).
 ## Not part of `make test`.
 release:
 	@bash scripts/release.sh
