@@ -280,3 +280,37 @@ def test_steer_guidance_reaches_the_next_request_in_its_instructions():
     assert [b["instructions"] for b in model.requests[:2]] == [base, base]
     assert model.requests[2]["instructions"] == f"{base}\n\n{steer['message']}"
     assert len(executions) == 2 and request.doom_loop_end_reason() == "doom_loop"
+
+
+def test_repeated_malformed_arguments_are_identified_by_their_text_and_stopped():
+    executions, tools, _ = billing_agent()
+
+    def broken(body: dict, n: int) -> dict:
+        if body.get("tool_choice") == "none":
+            return {"content": GIVE_UP}
+        call = function_call(n, "get_invoice", {})
+        call["function"]["arguments"] = '{"invoice_id": "INV-2291"'  # cut off
+        return calls(call)
+
+    with ScriptedModel(broken) as model:
+        request, text = run(model, tools, guard={"doom_loop": True})
+    # 0.8.0 answers each with its parse error (no hook sees them); the stop ends the run.
+    assert executions == [] and text == GIVE_UP
+    assert request.doom_loop_end_reason() == "doom_loop" and len(model.requests) == 7
+    assert request.doom_loop_verdict()["streak"] == 6
+
+
+def test_a_corrupt_persisted_state_starts_over_with_a_warning(caplog):
+    store = MemoryState()
+    executions, tools, script = billing_agent()
+    with ScriptedModel(script) as model:
+        run(model, tools, guard={"doom_loop": True}, state=store, stop_when=step_count_is(1))
+    saved = store.get()
+    saved["doom_loop"] = ["not", "a", "state"]
+    store.stored = json.dumps(saved)
+    executions, tools, script = billing_agent()
+    with caplog.at_level("WARNING", logger="doom_loop"), ScriptedModel(script) as model:
+        request, _ = run(model, tools, input="Again, please.", guard={"doom_loop": True}, state=store)
+    assert any("invalid persisted doom-loop state" in r.getMessage() for r in caplog.records)
+    # Fail-open: the run is scored from scratch, two calls run, then the ladder as ever.
+    assert len(executions) == 2 and request.doom_loop_verdict()["streak"] == 6
