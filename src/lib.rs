@@ -49,20 +49,35 @@
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-// The modules live in four folders, one per layer (each folder's `mod.rs`
-// says what it owns); imports run one way, value <- detectors <- parity <-
-// surface, as `tests/module_graph.rs` checks. The flat paths
-// (`doom_loop::json`, `crate::canonical`, ...) are re-exports of the
-// folders' modules, public where the module is.
+// The modules live in folders, one per layer (each folder's `mod.rs` says
+// what it owns); imports run one way, value <- parity <- detectors <-
+// surface and session (with the wiring of options to detectors), as
+// `tests/module_graph.rs` checks. The flat paths (`doom_loop::json`,
+// `crate::canonical`, ...) are re-exports of the folders' modules, public
+// where the module is.
 pub mod detectors;
 pub mod error;
 pub mod parity;
 pub mod session;
 pub mod surface;
 pub mod value;
+mod wiring;
 
 pub use detectors::{beyond, effects, novelty, outcome, repetition};
-pub use parity::{canonical, config, fingerprint, ladder, loop_key, monitor, state, text};
+pub use parity::{canonical, evidence, fingerprint, ladder, loop_key, monitor, state, text};
+
+pub mod config {
+    //! Resolving the `doomLoop` option into the configuration the monitor
+    //! runs: the reference's resolution (its ladder, escalation and text
+    //! options, warnings and `TypeError`s, byte for byte:
+    //! [`crate::parity::config`]) with the opt-in evidence rules its other
+    //! keys turn on plugged in ([`crate::evidence`], [`crate::beyond`]),
+    //! and the recommended option.
+    pub use crate::parity::config::{
+        ConfigResolution, EscalationConfig, ResolvedConfig, TextConfig, DEFAULT_MAX_ESCALATIONS,
+    };
+    pub use crate::wiring::{recommended_doom_loop_option, resolve_doom_loop_option, RECOMMENDED_DOOM_LOOP_OPTION};
+}
 #[cfg(feature = "serde_json")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serde_json")))]
 pub use surface::interop;

@@ -186,6 +186,34 @@ fn the_budget_guard_stops_a_loop_before_it_spends_the_limit() {
 }
 
 #[test]
+fn a_copy_of_a_monitor_keeps_its_opt_in_state_and_that_a_loop_is_suspected() {
+    let mut m = monitor(r#"{"cycles":true,"budget":{"maxSpendWhileLooping":1000}}"#);
+    let args = alternating(3, r#"{"x":1}"#, r#"{"x":2}"#);
+    calls(&mut m, "t", &args);
+    calls(&mut m, "u", &[r#"{"y":1}"#, r#"{"y":1}"#]); // observe: a loop is suspected
+    let mut copy = m.clone();
+    assert_eq!(to_json(&copy.get_state()), to_json(&m.get_state()));
+    // The suspicion, which no state persists, was copied: this spend counts.
+    assert_eq!(
+        copy.record_spend(1000.0).map(|v| label(&v)),
+        Some("\"budget\"".to_string())
+    );
+    assert!(m.clone().record_spend(999.0).is_none());
+    // The copy is its own: the original's cycle evidence is unchanged by it.
+    calls(&mut copy, "t", &[r#"{"x":9}"#]);
+    assert_ne!(to_json(&copy.get_state()), to_json(&m.get_state()));
+    let v = m
+        .record_tool_call(
+            &JsString::from("t"),
+            &parse(r#"{"x":2}"#).unwrap(),
+            4.0,
+            &RecordOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(v.verdict.map(|v| label(&v)), Some("\"tool-cycle\"".to_string()));
+}
+
+#[test]
 fn defaults_stay_the_reference_and_state_survives_restore() {
     let mut plain = monitor("true");
     calls(&mut plain, "t", &[r#"{"a":1}"#, r#"{"a":2}"#]);

@@ -1,10 +1,13 @@
 //! The core's modules import downward only, at two grains: no module of
 //! `src/` reaches, through `crate::` paths, a module that reaches back to
-//! it, and no folder (`value/`, `parity/`, `detectors/`, `surface/`, a node
-//! each, its submodules counting as it) does either. A cycle makes the
-//! layering (values below the detectors below the parity core below the
-//! idiomatic surface; inside, canonical JSON below fingerprints below the
-//! monitor) a fiction, so it fails here rather than in review.
+//! it, and no folder (`value/`, `parity/`, `detectors/`, `surface/`,
+//! `session/`, a node each, its submodules counting as it) does either.
+//! A cycle makes the layering (values below the parity core below the
+//! opt-in detectors below the surface, the session engine and the wiring of
+//! options to detectors; inside, canonical JSON below fingerprints below
+//! the monitor) a fiction, so it fails here rather than in review. The
+//! folders' order is asserted too: the port names no detector (they plug
+//! into its one seam, `parity/evidence.rs`, from above).
 //!
 //! Paths resolve as the compiler does: `crate::json` is the root re-export
 //! of `value::json`, `crate::value::json` the same module, and a root item
@@ -200,23 +203,53 @@ fn modules_import_downward_only() {
     }
 }
 
+/// The layers, bottom to top; a folder (or root module) imports only
+/// folders of lower layers. Every folder must be in one: a new folder
+/// takes its place here.
+const LAYERS: [&[&str]; 5] = [
+    &["error"],
+    &["value"],
+    &["parity"],
+    &["detectors"],
+    &["surface", "session", "wiring"],
+];
+
+fn layer_of(folder: &str) -> usize {
+    LAYERS
+        .iter()
+        .position(|layer| layer.contains(&folder))
+        .unwrap_or_else(|| panic!("folder {folder} is in no layer of LAYERS"))
+}
+
 #[test]
 fn folders_import_downward_only() {
     let (_, folders) = core_graphs();
-    for folder in ["value", "parity", "detectors", "surface"] {
-        assert!(folders.contains_key(folder), "folder {folder} seen: {folders:?}");
+    for folder in LAYERS.iter().flat_map(|layer| layer.iter()) {
+        assert!(folders.contains_key(*folder), "folder {folder} seen: {folders:?}");
     }
     if let Some(cycle) = find_cycle(&folders) {
         panic!("folder cycle: {}", cycle.join(" -> "));
     }
-    // The layers, top to bottom: nothing imports the surface, and values
-    // import nothing above them.
-    assert!(
-        folders.values().all(|targets| !targets.contains("surface")),
-        "{folders:?}"
-    );
-    let below_value: Vec<_> = folders["value"].iter().filter(|t| *t != "error").collect();
-    assert!(below_value.is_empty(), "value imports {below_value:?}");
+    for (folder, targets) in &folders {
+        for target in targets {
+            assert!(
+                layer_of(target) < layer_of(folder),
+                "{folder} imports {target}, which is not below it: {folders:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_port_names_no_detector_and_the_detectors_plug_into_its_seam() {
+    let (modules, folders) = core_graphs();
+    assert!(!folders["parity"].contains("detectors"), "{:?}", folders["parity"]);
+    assert!(folders["detectors"].contains("parity"), "{:?}", folders["detectors"]);
+    // The seam: the monitor drives the rules through `evidence`, which the
+    // detectors implement; the wiring plugs them in.
+    assert!(modules["monitor"].contains("evidence"), "{:?}", modules["monitor"]);
+    assert!(modules["rules"].contains("evidence"), "{:?}", modules["rules"]);
+    assert!(modules["wiring"].contains("beyond"), "{:?}", modules["wiring"]);
 }
 
 #[test]

@@ -208,13 +208,9 @@ fn the_options_resolve_and_round_trip_through_the_resolved_config() {
     let resolution = resolve_doom_loop_option(Some(&parse(RECOMMENDED_DOOM_LOOP_OPTION).unwrap()));
     assert!(resolution.warnings.is_empty());
     let config = resolution.result.unwrap().unwrap();
-    assert!(config.beyond.novelty.is_some() && config.beyond.repetition.is_some() && config.beyond.outcomes.is_some());
-    assert!(
-        config.beyond.cycles.is_none()
-            && !config.beyond.ledger
-            && !config.beyond.failures
-            && config.beyond.budget.is_none()
-    );
+    let beyond = doom_loop::beyond::BeyondConfig::of(&config);
+    assert!(beyond.novelty.is_some() && beyond.repetition.is_some() && beyond.outcomes.is_some());
+    assert!(beyond.cycles.is_none() && !beyond.ledger && !beyond.failures && beyond.budget.is_none());
     let json = config.to_json();
     assert!(json.contains(r#""novelty":{"maskDigits":false}"#), "{json}");
     assert!(

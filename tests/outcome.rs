@@ -291,13 +291,9 @@ fn the_recommended_option_is_the_constant_and_resolves() {
             ..doom_loop::DEFAULT_LADDER
         }
     );
-    assert!(config.beyond.outcomes.is_some() && config.beyond.novelty.is_some() && config.beyond.repetition.is_some());
-    assert!(
-        config.beyond.cycles.is_none()
-            && !config.beyond.ledger
-            && !config.beyond.failures
-            && config.beyond.budget.is_none()
-    );
+    let beyond = doom_loop::beyond::BeyondConfig::of(&config);
+    assert!(beyond.outcomes.is_some() && beyond.novelty.is_some() && beyond.repetition.is_some());
+    assert!(beyond.cycles.is_none() && !beyond.ledger && !beyond.failures && beyond.budget.is_none());
 }
 
 #[test]

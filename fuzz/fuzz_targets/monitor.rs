@@ -164,7 +164,7 @@ fuzz_target!(|data: &[u8]| {
                         if cycle {
                             // The opt-in cycle verdict only wins when stronger.
                             let v = record.verdict.as_ref().unwrap();
-                            assert!(config.beyond.cycles.is_some());
+                            assert!(doom_loop::beyond::BeyondConfig::of(&config).cycles.is_some());
                             assert_eq!(v.detector, options.detector);
                             assert!(
                                 expected.is_none_or(|e| v.action > e),
@@ -260,7 +260,8 @@ fuzz_target!(|data: &[u8]| {
                     Err(_) => {
                         // Only the ledger and outcome-aware streaks fingerprint the outcome.
                         assert!(
-                            config.beyond.ledger || config.beyond.outcomes.is_some(),
+                            doom_loop::beyond::BeyondConfig::of(&config).ledger
+                                || doom_loop::beyond::BeyondConfig::of(&config).outcomes.is_some(),
                             "record_tool_result failed with neither the ledger nor outcomes on"
                         );
                         assert_eq!(
@@ -275,7 +276,7 @@ fuzz_target!(|data: &[u8]| {
                 let amount = spend(&mut c);
                 trace.push(|| format!("record_spend({amount})"));
                 let verdict = monitor.record_spend(amount);
-                if config.beyond.budget.is_none() {
+                if doom_loop::beyond::BeyondConfig::of(&config).budget.is_none() {
                     assert!(verdict.is_none());
                 }
             }

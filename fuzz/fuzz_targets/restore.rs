@@ -47,7 +47,7 @@ fn configs() -> [ResolvedConfig; 2] {
     [
         ResolvedConfig::default(),
         ResolvedConfig {
-            beyond,
+            beyond: beyond.into(),
             ..ResolvedConfig::default()
         },
     ]

@@ -21,6 +21,7 @@
 //! a key the reference ignores on restore, bounded and validated like the
 //! rest of the blob.
 
+use crate::config::ResolvedConfig;
 use crate::effects::EffectsState;
 use crate::js_string::JsString;
 use crate::json::{Object, Value};
@@ -75,7 +76,32 @@ pub struct BudgetConfig {
     pub unit: JsString,
 }
 
+/// No opt-in detector: what a configuration without any runs.
+static OFF: BeyondConfig = BeyondConfig {
+    cycles: None,
+    ledger: false,
+    failures: false,
+    budget: None,
+    outcomes: None,
+    novelty: None,
+    repetition: None,
+    effects: false,
+};
+
 impl BeyondConfig {
+    /// The opt-in detectors `config` runs (all off when it plugs in none).
+    ///
+    /// ```
+    /// use doom_loop::{beyond::BeyondConfig, config::resolve_doom_loop_option, json::parse};
+    /// let option = parse(r#"{"cycles":true,"ladder":{"stop":8}}"#).unwrap();
+    /// let config = resolve_doom_loop_option(Some(&option)).result.unwrap().unwrap();
+    /// assert_eq!(BeyondConfig::of(&config).cycles, Some(4));
+    /// assert!(BeyondConfig::of(&Default::default()).is_off());
+    /// ```
+    pub fn of(config: &ResolvedConfig) -> &BeyondConfig {
+        config.beyond.get::<BeyondConfig>().unwrap_or(&OFF)
+    }
+
     /// True when no opt-in detector is configured (the reference's behaviour).
     pub fn is_off(&self) -> bool {
         *self == BeyondConfig::default()

@@ -53,38 +53,9 @@ pub const MAX_TOOLS: usize = crate::detectors::MAX_TOOLS;
 /// Writes awaiting their result (the oldest are counted first).
 const MAX_PENDING: usize = 64;
 
-/// A tool's declared effect on the world its calls observe.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Effect {
-    /// Not declared: the rule leaves the tool alone.
-    #[default]
-    Unknown,
-    /// Changes nothing (a read, a search, a calculation).
-    Read,
-    /// Changes what later calls observe (an edit, a write).
-    Write,
-}
-
-impl Effect {
-    /// A `loopEffect` declaration: `"write"` or `"read"`; `None` for
-    /// anything else (the caller warns and treats the tool as unknown).
-    pub fn from_declaration(value: &Value) -> Option<Effect> {
-        match value.as_js_string().map(JsString::to_string).as_deref() {
-            Some("write") => Some(Effect::Write),
-            Some("read") => Some(Effect::Read),
-            _ => None,
-        }
-    }
-
-    /// The declaration's text (`"unknown"` for no declaration).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Effect::Unknown => "unknown",
-            Effect::Read => "read",
-            Effect::Write => "write",
-        }
-    }
-}
+/// A tool's declared effect (defined with the monitor's seam, which
+/// carries it with each call: [`crate::evidence::Effect`]).
+pub use crate::evidence::Effect;
 
 /// A write recorded and not yet counted.
 #[derive(Clone, Debug, PartialEq)]

@@ -4,24 +4,27 @@
 //! [`outcome`] (outcome-aware streaks: the same call with the same result),
 //! [`effects`] (effect-aware streaks: a repeat after a new write),
 //! [`novelty`] (novelty-aware streaks: a repeat while the run does something
-//! new), [`repetition`] (one response chanting a sentence) and [`beyond`],
-//! the aggregator the monitor consults when an option
-//! turns a detector on, through one seam (`evidence`: the monitor hands it
-//! the reference's score of a call, and of a result, once). New detectors
-//! belong here.
+//! new), [`repetition`] (one response chanting a sentence) and [`beyond`]
+//! (cycles, the progress ledger, the failure streak, the budget, and the
+//! configuration of them all). They plug into the monitor at its one seam,
+//! [`crate::evidence`]: `rules` implements its traits over them (the
+//! monitor hands it the reference's score of a call, of a result, of a
+//! text, once). New detectors belong here, behind that seam.
 //!
-//! Imports [`crate::value`] only: the monitor ([`crate::parity`]) holds the
-//! aggregator, so a detector here must not reach back into the parity core
-//! (it takes fingerprints and values as input instead). Each module is also
-//! reachable at the crate root (`doom_loop::beyond`, `doom_loop::outcome`, `doom_loop::novelty`, `doom_loop::effects`,
+//! Imports [`crate::value`], [`crate::error`] and [`crate::parity`] (the
+//! seam's traits, fingerprints, the verdict kinds): the layer sits above
+//! the parity core, which names no detector. Which detectors a `doomLoop`
+//! option turns on is wired above both (`doom_loop::config`). Each module
+//! is also reachable at the crate root (`doom_loop::beyond`,
+//! `doom_loop::outcome`, `doom_loop::novelty`, `doom_loop::effects`,
 //! `doom_loop::repetition`).
 
 pub mod beyond;
 pub mod effects;
-mod evidence;
 pub mod novelty;
 pub mod outcome;
 pub mod repetition;
+mod rules;
 
 use crate::js_string::JsString;
 

@@ -9,9 +9,15 @@
 //! resolve-time warning is emitted with the reference's exact text, in its
 //! order. Where the reference would throw a `TypeError` (a `null` section),
 //! so does this, after the warnings it would already have printed.
+//!
+//! The option's other keys (the opt-in evidence rules) are ignored here, as
+//! the reference ignores them: a configuration holds the rules they turn on
+//! as an opaque [`Rules`] handle, which the wiring above the detectors
+//! fills in (`doom_loop::config::resolve_doom_loop_option` is this
+//! resolution with it).
 
-use crate::beyond::BeyondConfig;
 use crate::error::{Error, ErrorKind, Result};
+use crate::evidence::Rules;
 use crate::json::{write_number, Value};
 use crate::ladder::{Action, Ladder, Threshold, DEFAULT_LADDER};
 use crate::text::RepetitionThresholds;
@@ -95,8 +101,10 @@ pub struct ResolvedConfig {
     pub escalation: Option<EscalationConfig>,
     /// Text detectors.
     pub text: TextConfig,
-    /// Opt-in detectors beyond the reference (all off by default).
-    pub beyond: BeyondConfig,
+    /// The evidence rules plugged into the monitor ([`crate::evidence`];
+    /// none by default: the reference). Persisted and written under the
+    /// `beyond` key.
+    pub beyond: Rules,
 }
 
 impl Default for ResolvedConfig {
@@ -106,21 +114,20 @@ impl Default for ResolvedConfig {
             ladder: DEFAULT_LADDER,
             escalation: None,
             text: TextConfig::default(),
-            beyond: BeyondConfig::default(),
+            beyond: Rules::none(),
         }
     }
 }
 
 impl ResolvedConfig {
-    /// Reads a resolved configuration back from its JSON shape (what
-    /// [`ResolvedConfig::to_json`] writes, or a hand-built equivalent), with
-    /// the reference's comparison semantics: a rung is off only when
-    /// `false`, other values compare through `ToNumber`.
+    /// Reads the reference's part of a resolved configuration back from its
+    /// JSON shape, with no evidence rules (`ResolvedConfig::from_value`
+    /// adds those of its `beyond` key).
     ///
     /// # Errors
     /// [`ErrorKind::Type`] when `ladder` or `text` is missing or not an
     /// object: the reference would throw on its first record.
-    pub fn from_value(value: &Value) -> Result<ResolvedConfig> {
+    pub(crate) fn from_reference_value(value: &Value) -> Result<ResolvedConfig> {
         let section = |name: &str| {
             own(value, name).filter(|v| v.as_object().is_some()).ok_or_else(|| {
                 Error::new(
@@ -144,7 +151,7 @@ impl ResolvedConfig {
         Ok(ResolvedConfig {
             ladder,
             escalation,
-            beyond: BeyondConfig::from_option(own(value, "beyond")),
+            beyond: Rules::none(),
             text: TextConfig {
                 enabled: raw("enabled", Value::Undefined),
                 max_period_tokens: raw("maxPeriodTokens", defaults.max_period_tokens),
@@ -177,9 +184,9 @@ impl ResolvedConfig {
         }
         out.push_str(",\"text\":");
         self.text.write_json(&mut out);
-        if !self.beyond.is_off() {
+        if let Some(beyond) = self.beyond.to_value() {
             out.push_str(",\"beyond\":");
-            out.push_str(&crate::json::to_json(&self.beyond.to_value()));
+            out.push_str(&crate::json::to_json(&beyond));
         }
         out.push('}');
         out
@@ -205,7 +212,7 @@ fn write_fields(fields: &[(&str, &Value)], out: &mut String) {
     out.push('}');
 }
 
-/// The outcome of [`resolve_doom_loop_option`]: the configuration (`None`
+/// The outcome of [`crate::config::resolve_doom_loop_option`]: the configuration (`None`
 /// when detection is off) or the reference's `TypeError`, plus the warnings
 /// printed on the way, in order.
 #[derive(Clone, Debug, PartialEq)]
@@ -216,15 +223,10 @@ pub struct ConfigResolution {
     pub warnings: Vec<String>,
 }
 
-/// The reference's `resolveDoomLoopOption`. `option` is `None` for `undefined`.
-///
-/// ```
-/// use doom_loop::{config::resolve_doom_loop_option, json::parse};
-/// let r = resolve_doom_loop_option(Some(&parse(r#"{"ladder":{"stop":false}}"#).unwrap()));
-/// assert!(r.result.unwrap().is_some());
-/// assert!(r.warnings[0].contains("block enabled with stop disabled"));
-/// ```
-pub fn resolve_doom_loop_option(option: Option<&Value>) -> ConfigResolution {
+/// The reference's `resolveDoomLoopOption`, with no evidence rules (as the
+/// reference, it ignores the keys that turn them on). `option` is `None`
+/// for `undefined`.
+pub(crate) fn resolve_reference_option(option: Option<&Value>) -> ConfigResolution {
     let mut warnings = Vec::new();
     let result = resolve(option, &mut warnings);
     ConfigResolution { result, warnings }
@@ -256,7 +258,7 @@ fn resolve(option: Option<&Value>, warnings: &mut Vec<String>) -> Result<Option<
         ladder,
         escalation,
         text,
-        beyond: BeyondConfig::from_option(config),
+        beyond: Rules::none(),
     }))
 }
 
@@ -378,35 +380,5 @@ fn resolve_text(input: Option<&Value>) -> Result<TextConfig> {
                 max_window_tokens: pick("maxWindowTokens", defaults.max_window_tokens),
             })
         }
-    }
-}
-
-/// The recommended `doomLoop` option, as JSON text: outcome-aware streaks
-/// ([`crate::outcome`]), novelty-aware streaks ([`crate::novelty`]),
-/// effect-aware streaks ([`crate::effects`]: they act only on the tools a
-/// host declares `write` or `read`), in-response repetition ([`crate::repetition`]) and the reference's ladder
-/// with its `stop` rung moved from 6 to 12 — what the evaluation on
-/// recorded agent runs shows stops loops without interrupting agents that
-/// make progress, and without ending a successful run (the other opt-in
-/// detectors of [`crate::beyond`] did not earn a place; `docs/detectors.md`
-/// says why, `docs/measured.md` has the numbers). The npm package exports
-/// the same object under the same name (a test compares them).
-pub const RECOMMENDED_DOOM_LOOP_OPTION: &str =
-    r#"{"outcomes":true,"novelty":true,"repetition":true,"effects":true,"ladder":{"stop":12}}"#;
-
-/// [`RECOMMENDED_DOOM_LOOP_OPTION`] as an option value.
-///
-/// ```
-/// use doom_loop::config::{recommended_doom_loop_option, resolve_doom_loop_option};
-/// let config = resolve_doom_loop_option(Some(&recommended_doom_loop_option())).result.unwrap().unwrap();
-/// assert!(config.beyond.outcomes.is_some() && config.beyond.novelty.is_some() && config.beyond.repetition.is_some());
-/// assert!(config.beyond.effects);
-/// assert_eq!(config.ladder.stop, doom_loop::ladder::Threshold::At(12.0));
-/// ```
-pub fn recommended_doom_loop_option() -> Value {
-    match crate::json::parse(RECOMMENDED_DOOM_LOOP_OPTION) {
-        Ok(option) => option,
-        // A constant that parses (a unit test checks it); never taken.
-        Err(_) => Value::Bool(true),
     }
 }

@@ -10,12 +10,18 @@
 //! so the wasm binding and the conformance runner can drive it exactly;
 //! the Rust-idiomatic face over it is [`crate::surface`].
 //!
-//! Imports [`crate::value`], [`crate::error`] and [`crate::detectors`] (the
-//! monitor carries the opt-in aggregator); nothing above. Each module is
-//! also reachable at the crate root (`doom_loop::canonical`, …).
+//! What goes beyond the reference plugs in at one seam, [`evidence`]: the
+//! traits the monitor drives opt-in evidence rules through, and the opaque
+//! handle a configuration holds them by. The rules themselves
+//! ([`crate::detectors`]) sit above this folder and implement those traits.
+//!
+//! Imports [`crate::value`] and [`crate::error`] only; nothing above (no
+//! detector: `tests/module_graph.rs` checks it). Each module is also
+//! reachable at the crate root (`doom_loop::canonical`, …).
 
 pub mod canonical;
 pub mod config;
+pub mod evidence;
 pub mod fingerprint;
 pub mod ladder;
 pub mod loop_key;

@@ -26,11 +26,8 @@ use std::sync::Arc;
 
 use indexmap::{IndexMap, IndexSet};
 
-use crate::beyond::{BeyondState, BUDGET, NO_PROGRESS, TOOL_CYCLE, TOOL_FAILURE};
-use crate::config::ResolvedConfig;
-use crate::detectors::EVIDENCE_KEY_DIGITS;
-use crate::effects::Effect;
 use crate::error::Result;
+use crate::evidence::{Effect, Finding, RuleState, ScoredCall};
 use crate::fingerprint::{
     fingerprint_lowered_tool_call, fingerprint_lowered_tool_call_with_strings, fingerprint_string,
     fingerprint_tool_call,
@@ -38,6 +35,7 @@ use crate::fingerprint::{
 use crate::js_string::JsString;
 use crate::json::{js_number, sorted, write_json_string, Value};
 use crate::ladder::{resolve_ladder_action, Action, LadderOptions};
+use crate::parity::config::ResolvedConfig;
 use crate::text::{detect_text_repetition, normalize_whitespace};
 
 /// Which detector produced a verdict.
@@ -142,8 +140,8 @@ pub struct RecordOptions {
     pub allow_block: bool,
     /// Verdict detector label; default `"tool-fingerprint"`.
     pub detector: Value,
-    /// The tool's declared effect, read by the opt-in effect-aware streaks
-    /// ([`crate::effects`]); unknown by default.
+    /// The tool's declared effect, handed to the evidence rules
+    /// ([`crate::evidence`]); unknown by default.
     pub effect: Effect,
 }
 
@@ -308,20 +306,28 @@ pub struct DoomLoopMonitor {
     pub(crate) text: Option<TextStreak>,
     pub(crate) escalations_used: f64,
     declared_round: Option<DeclaredRound>,
-    /// State of the opt-in detectors (empty unless configured).
-    pub(crate) beyond: BeyondState,
+    /// The running state of the evidence rules the configuration plugs in
+    /// ([`crate::evidence`]); `None` without rules (the reference).
+    pub(crate) rules: Option<Box<dyn RuleState>>,
 }
 
 impl DoomLoopMonitor {
     /// A monitor with empty state.
     pub fn new(config: ResolvedConfig) -> Self {
+        let rules = config.beyond.start(None);
+        DoomLoopMonitor::with_rules(config, rules)
+    }
+
+    /// A monitor with empty state running `rules` (the state of the
+    /// configuration's evidence rules, as the caller started them).
+    pub(crate) fn with_rules(config: ResolvedConfig, rules: Option<Box<dyn RuleState>>) -> Self {
         DoomLoopMonitor {
             config,
             tools: IndexMap::new(),
             text: None,
             escalations_used: 0.0,
             declared_round: None,
-            beyond: BeyondState::default(),
+            rules,
         }
     }
 
@@ -539,9 +545,6 @@ impl DoomLoopMonitor {
                 None,
             ),
         };
-        if let (Some(prior), false) = (&prior_set, is_same_round) {
-            self.beyond.round_closed(&self.config.beyond, tool_name, prior);
-        }
         let duplicate_in_round = seen.contains(&fingerprint);
         if let Some(set) = declared {
             if !prior_match.as_ref().is_some_and(|(cached, _)| Arc::ptr_eq(cached, set)) {
@@ -573,24 +576,31 @@ impl DoomLoopMonitor {
         let round_set: Arc<[JsString]> = declared.cloned().unwrap_or_else(|| Arc::from(single));
         let round_streak = score(&round_set);
         let reference = streak.max(call_streak);
-        // The one place the opt-in evidence rules read the call (the
-        // reference's streak passes through when none is configured).
-        let evidence = self.beyond.call(
-            &self.config.beyond,
-            tool_name,
-            &fingerprint,
-            options.effect,
-            (reference, round),
-        );
-        let effective = evidence.streak;
+        // The one place the evidence rules read the call (without rules,
+        // the reference's streak passes through).
+        let scored = ScoredCall {
+            tool: tool_name,
+            fingerprint: &fingerprint,
+            effect: options.effect,
+            reference,
+            round,
+            round_set: &round_set,
+            closed_round: prior_set.as_deref().filter(|_| !is_same_round),
+        };
+        let (effective, written_since, finding) = match self.rules.as_mut() {
+            Some(rules) => {
+                let evidence = rules.call(&scored);
+                (evidence.streak, evidence.written_since, evidence.finding)
+            }
+            None => (reference, false, None),
+        };
         let action = resolve_ladder_action(&self.config.ladder, effective, self.ladder_options(options.allow_block));
-        let cycle = self.beyond.cycle_of(&self.config.beyond, tool_name, &round_set);
         let message = action.map(|_| {
             let shape = MessageShape {
                 round_streak: streak,
                 call_streak,
                 round_declared: declared_member,
-                written_since: evidence.written_since,
+                written_since,
             };
             build_tool_verdict_message(tool_name, &fingerprint, call_set, shape)
         });
@@ -627,15 +637,13 @@ impl DoomLoopMonitor {
             tool_name: Some(tool_name.clone()),
             message,
         });
-        let cycle_verdict =
-            cycle.and_then(|(period, repeats)| self.cycle_verdict(tool_name, &fingerprint, period, repeats, options));
-        let verdict = self.noted(stronger_verdict(verdict, cycle_verdict));
+        let finding = finding.and_then(|finding| self.finding_verdict(finding, Some(options)));
+        let verdict = self.noted(stronger_verdict(verdict, finding));
         let refused = verdict
             .as_ref()
             .is_some_and(|v| matches!(v.action, Action::Block | Action::Stop));
-        if !refused {
-            self.beyond
-                .ran(&self.config.beyond, tool_name, &fingerprint, options.effect, round);
+        if let (Some(rules), false) = (self.rules.as_mut(), refused) {
+            rules.ran(tool_name, &fingerprint, options.effect, round);
         }
         CallRecord {
             verdict,
@@ -645,66 +653,42 @@ impl DoomLoopMonitor {
         }
     }
 
-    /// A verdict of one of the opt-in detectors, if `streak` reaches a rung:
-    /// `kind` is the reference kind it is reported under and the opt-in
-    /// detector that raised it.
-    fn beyond_verdict(
-        &self,
-        (detector, opt_in): (Value, &'static str),
-        streak: f64,
-        allow_block: bool,
-        fingerprint: JsString,
-        tool_name: &JsString,
-        message: String,
-    ) -> Option<Verdict> {
-        let action = resolve_ladder_action(&self.config.ladder, streak, self.ladder_options(allow_block))?;
-        let mut text = JsString::from("Doom loop suspected: tool \"");
-        text.push_js(tool_name);
-        text.push_str(&message);
+    /// The verdict of an evidence rule's finding, if it reaches a rung: a
+    /// call's finding is reported under the kind the call is recorded
+    /// under (`record`), and may block when the call may; any other never
+    /// blocks.
+    fn finding_verdict(&self, finding: Finding, record: Option<&RecordOptions>) -> Option<Verdict> {
+        let (detector, allow_block) = match (finding.detector, record) {
+            (Some(kind), _) => (Value::String(JsString::from(kind)), false),
+            (None, Some(record)) => (record.detector.clone(), record.allow_block),
+            (None, None) => (Value::String(JsString::from(TOOL_FINGERPRINT)), false),
+        };
+        let action = match finding.action {
+            Some(action) => action,
+            None => resolve_ladder_action(&self.config.ladder, finding.streak, self.ladder_options(allow_block))?,
+        };
         Some(Verdict {
             detector,
-            opt_in_detector: Some(opt_in),
+            opt_in_detector: Some(finding.opt_in),
             action,
-            streak,
-            fingerprint,
-            tool_name: Some(tool_name.clone()),
-            message: text,
+            streak: finding.streak,
+            fingerprint: finding.fingerprint,
+            tool_name: finding.tool_name,
+            message: finding.message,
         })
     }
 
-    fn cycle_verdict(
-        &self,
-        tool_name: &JsString,
-        fingerprint: &JsString,
-        period: usize,
-        repeats: f64,
-        options: &RecordOptions,
-    ) -> Option<Verdict> {
-        let repeats_text = js_number(repeats);
-        // Reported under the record's own kind: a cycle is repeated calls.
-        self.beyond_verdict(
-            (options.detector.clone(), TOOL_CYCLE),
-            repeats,
-            options.allow_block,
-            fingerprint.clone(),
-            tool_name,
-            format!(
-                "\" keeps cycling through the same {period} calls ({repeats_text} times in a row). Repeating the cycle will not change the results. Take a different approach, or explain why repetition is required."
-            ),
-        )
-    }
-
-    /// Marks that a loop is suspected (the budget guard counts the spend of
-    /// such rounds) and passes the verdict through.
+    /// Tells the evidence rules that a loop is suspected (the spend guard
+    /// counts the spend of such rounds) and passes the verdict through.
     fn noted(&mut self, verdict: Option<Verdict>) -> Option<Verdict> {
-        if verdict.is_some() {
-            self.beyond.loop_suspected = true;
+        if let (Some(rules), true) = (self.rules.as_mut(), verdict.is_some()) {
+            rules.suspected();
         }
         verdict
     }
 
-    /// Records the result of a call, for the opt-in outcome-aware streaks,
-    /// progress ledger and failure streak (a no-op unless configured). `input` is the call's
+    /// Records the result of a call for the evidence rules (a no-op
+    /// without rules: the reference has no results). `input` is the call's
     /// fingerprint from [`Self::record_tool_call`]; `outcome` is the
     /// result's identity (the tool's `loopOutputKey` material), if any.
     /// Post-execution, so the verdict never blocks; `stop` still stops.
@@ -719,98 +703,28 @@ impl DoomLoopMonitor {
         failed: bool,
         round: f64,
     ) -> Result<Option<Verdict>> {
-        let evidence = self.beyond.result(
-            &self.config.beyond,
-            tool_name,
-            input,
-            (outcome, failed),
-            round,
-            &result_key,
-        )?;
+        let Some(rules) = self.rules.as_mut() else {
+            return Ok(None);
+        };
+        let evidence = rules.result(tool_name, input, outcome, failed, round)?;
         if evidence.progress {
             // A repeated call showing something new is progress: the
             // same words around it are not a loop (as the reference
             // clears the text streak when a late result is delivered).
             self.reset_text_streak();
         }
-        let mut verdict = None;
-        if let (true, Some(outcome)) = (self.config.beyond.ledger, outcome) {
-            let outcome = JsString::from(crate::fingerprint::fingerprint_key_material(outcome)?);
-            if let Some(streak) = self.beyond.record_outcome(tool_name, input, outcome.clone()) {
-                verdict = self.beyond_verdict(
-                    (Value::String(JsString::from(TOOL_FINGERPRINT)), NO_PROGRESS),
-                    streak,
-                    false,
-                    outcome,
-                    tool_name,
-                    format!(
-                        "\" returned the same result {} times in a row while its arguments changed. Changing the arguments is not making progress. Take a different approach, or explain why repetition is required.",
-                        js_number(streak)
-                    ),
-                );
-            }
-        }
-        if self.config.beyond.failures {
-            let streak = self.beyond.record_failure(tool_name, round, failed);
-            let failure = self.beyond_verdict(
-                (Value::String(JsString::from(TOOL_FINGERPRINT)), TOOL_FAILURE),
-                streak,
-                false,
-                input.clone(),
-                tool_name,
-                format!(
-                    "\" failed in {} consecutive rounds. Retrying will not help; take a different approach, or report the failure.",
-                    js_number(streak)
-                ),
-            );
-            verdict = stronger_verdict(verdict, failure);
-        }
+        let verdict = evidence.findings.into_iter().fold(None, |verdict, finding| {
+            stronger_verdict(verdict, self.finding_verdict(finding, None))
+        });
         Ok(self.noted(verdict))
     }
 
-    /// Feeds one turn's spend (tokens or cost) to the opt-in budget guard.
-    /// Returns a `stop` verdict once the run has spent the configured limit
-    /// while a loop was suspected (any verdict since the last spend record),
-    /// or in all; `None` otherwise, and always when no budget is configured.
+    /// Feeds one turn's spend (tokens or cost) to the evidence rules (the
+    /// opt-in budget guard): a verdict once a rule says the run is over its
+    /// budget; `None` otherwise, and always without rules.
     pub fn record_spend(&mut self, amount: f64) -> Option<Verdict> {
-        let budget = self.config.beyond.budget.clone()?;
-        let amount = if amount.is_finite() && amount > 0.0 {
-            amount
-        } else {
-            0.0
-        };
-        // Saturated, not overflowed to Infinity: persisted state must carry
-        // the sum (JSON has no Infinity) or a resumed run forgets the spend.
-        self.beyond.spent = (self.beyond.spent + amount).min(f64::MAX);
-        if std::mem::take(&mut self.beyond.loop_suspected) {
-            self.beyond.spent_while_looping = (self.beyond.spent_while_looping + amount).min(f64::MAX);
-        }
-        let (spent, limit, looping) = match (budget.max_spend_while_looping, budget.max_spend) {
-            (Some(limit), _) if self.beyond.spent_while_looping >= limit => {
-                (self.beyond.spent_while_looping, limit, true)
-            }
-            (_, Some(limit)) if self.beyond.spent >= limit => (self.beyond.spent, limit, false),
-            _ => return None,
-        };
-        let mut message = format!("Budget guard: {} {} spent", js_number(spent), budget.unit);
-        if looping {
-            message.push_str(" while the run kept repeating itself");
-        }
-        message.push_str(&format!(
-            " (limit {}). Stopping before the loop burns the rest of the budget.",
-            js_number(limit)
-        ));
-        // Fed once per model response and naming no tool, like the text
-        // detectors: reported under the cross-turn kind.
-        Some(Verdict {
-            detector: Value::String(JsString::from(TEXT_STREAK)),
-            opt_in_detector: Some(BUDGET),
-            action: Action::Stop,
-            streak: spent,
-            fingerprint: JsString::from(fingerprint_string(&JsString::from(BUDGET))),
-            tool_name: None,
-            message: JsString::from(message),
-        })
+        let finding = self.rules.as_mut()?.spend(amount)?;
+        self.finding_verdict(finding, None)
     }
 
     fn store_entry(&mut self, tool_name: &JsString, slot: Option<usize>, entry: StreakEntry) {
@@ -833,12 +747,8 @@ impl DoomLoopMonitor {
             return None;
         }
         let within_response = self.text_repetition_verdict(&normalized);
-        let within_response = match &self.config.beyond.repetition {
-            Some(config) => {
-                let chant = crate::repetition::chanting(&text.to_utf8_lossy(), config);
-                let verdict = self.chanting_verdict(chant);
-                stronger_verdict(within_response, verdict)
-            }
+        let within_response = match self.rules.as_mut().and_then(|rules| rules.text(text)) {
+            Some(finding) => stronger_verdict(within_response, self.finding_verdict(finding, None)),
             None => within_response,
         };
 
@@ -868,35 +778,6 @@ impl DoomLoopMonitor {
         self.noted(verdict)
     }
 
-    /// The in-response repetition verdict of one response (opt-in): a
-    /// chanting response scores as a repeat of itself, each following one
-    /// that chants again adds one, one that does not resets the count.
-    fn chanting_verdict(&mut self, chant: Option<crate::repetition::Chant>) -> Option<Verdict> {
-        let Some(chant) = chant else {
-            self.beyond.chanting = 0.0;
-            return None;
-        };
-        self.beyond.chanting = (self.beyond.chanting + 1.0).min(1_000_000.0);
-        let streak = self.beyond.chanting + 1.0;
-        let action = resolve_ladder_action(&self.config.ladder, streak, self.ladder_options(false))?;
-        let sample = JsString::from(chant.sample.as_str());
-        let mut message = JsString::from("Doom loop suspected: the response repeats \"");
-        message.push_js(&sample);
-        message.push_str(&format!(
-            "\" {} times. Stop repeating and take a different approach.",
-            chant.repeats
-        ));
-        Some(Verdict {
-            detector: Value::String(JsString::from(TEXT_REPETITION)),
-            opt_in_detector: Some(crate::repetition::IN_RESPONSE_REPETITION),
-            action,
-            streak,
-            fingerprint: JsString::from(fingerprint_string(&sample)),
-            tool_name: None,
-            message,
-        })
-    }
-
     fn text_repetition_verdict(&self, normalized: &JsString) -> Option<Verdict> {
         let repetition = detect_text_repetition(normalized, &self.config.text.thresholds())?;
         let repeats = repetition.repeats as f64;
@@ -917,14 +798,6 @@ impl DoomLoopMonitor {
             message,
         })
     }
-}
-
-/// A result's [evidence key](EVIDENCE_KEY_DIGITS): its fingerprint as key
-/// material, shortened.
-fn result_key(outcome: &Value) -> Result<JsString> {
-    let mut digest = crate::fingerprint::fingerprint_key_material(outcome)?;
-    digest.truncate(EVIDENCE_KEY_DIGITS);
-    Ok(JsString::from(digest))
 }
 
 fn stronger_verdict(a: Option<Verdict>, b: Option<Verdict>) -> Option<Verdict> {

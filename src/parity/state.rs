@@ -44,7 +44,7 @@ impl DoomLoopMonitor {
         if let Some(text) = &self.text {
             state.push((JsString::from("text"), streak_value(&text.fingerprint, text.streak)));
         }
-        if let Some(beyond) = self.beyond.to_value() {
+        if let Some(beyond) = self.rules.as_ref().and_then(|rules| rules.to_value()) {
             state.push((JsString::from("beyond"), beyond));
         }
         if self.escalations_used > 0.0 {
@@ -68,13 +68,9 @@ impl DoomLoopMonitor {
             fingerprint: f.clone(),
             streak: s,
         });
-        // Only a monitor running the opt-in detectors reads their state, so
-        // a default monitor's state stays exactly the reference's.
-        self.beyond = if self.config.beyond.is_off() {
-            Default::default()
-        } else {
-            crate::beyond::BeyondState::from_value(candidate.get("beyond"))
-        };
+        // Only a monitor running evidence rules reads their state, so a
+        // default monitor's state stays exactly the reference's.
+        self.rules = self.config.beyond.start(candidate.get("beyond"));
         self.escalations_used = match candidate.get("escalationsUsed") {
             Some(Value::Number(n)) if n.is_finite() && *n >= 0.0 => n.floor(),
             _ => 0.0,
@@ -87,13 +83,14 @@ impl DoomLoopMonitor {
     /// A scratch monitor that scores a next round of calls of `tools` as
     /// this one would, in time that does not grow with the rest of its
     /// tools (the session's `would_halt` asks it before every previewed
-    /// round): the entries of `tools` only — and of the opt-in detectors'
-    /// evidence, theirs — each as `restore(&get_state())` would build it.
+    /// round): the entries of `tools` only — and of the evidence rules'
+    /// state, theirs — each as `restore(&get_state())` would build it.
     /// Replaces a full `get_state` → `restore`, whose cost grew with the
     /// run (docs/performance.md).
     #[inline(never)]
     pub(crate) fn scratch_for(&self, tools: &[&JsString]) -> DoomLoopMonitor {
-        let mut scratch = DoomLoopMonitor::new(self.config.clone());
+        let rules = self.rules.as_ref().map(|rules| rules.scratch_for(tools));
+        let mut scratch = DoomLoopMonitor::with_rules(self.config.clone(), rules);
         // Each tool once, looked up (a wide round stays linear); the
         // scratch's order of entries scores nothing.
         for &name in tools {
@@ -108,9 +105,6 @@ impl DoomLoopMonitor {
         }
         scratch.text = self.text.clone();
         scratch.escalations_used = self.escalations_used;
-        if !self.config.beyond.is_off() {
-            scratch.beyond = self.beyond.scratch_for(tools);
-        }
         scratch
     }
 }

@@ -67,6 +67,7 @@ mod persist;
 
 use indexmap::IndexMap;
 
+use crate::beyond::BeyondConfig;
 use crate::config::ResolvedConfig;
 use crate::effects::Effect;
 use crate::error::Result;
@@ -476,9 +477,11 @@ impl Session {
             config.escalation = None;
         }
         warn_on_effect_declarations(&options.loop_effects, &mut warnings);
-        if !declares_a_write(&options.loop_effects) {
+        if BeyondConfig::of(&config).effects && !declares_a_write(&options.loop_effects) {
             // Nothing can lift a streak: the rule would only grow the state.
-            config.beyond.effects = false;
+            let mut beyond = BeyondConfig::of(&config).clone();
+            beyond.effects = false;
+            config.beyond = beyond.into();
         }
         Session {
             monitor: DoomLoopMonitor::new(config),
