@@ -6,7 +6,9 @@ detection as the SDK's own hooks, thin glue over ``DoomLoopSession``.
 - a *tool input guardrail* on each tool answers the call's decision: a
   refused call's result is the verdict's text (``reject_content``), so the
   model reads the refusal; at a stop it raises the SDK's tripwire
-  (``ToolInputGuardrailTripwireTriggered``), ending the run.
+  (``ToolInputGuardrailTripwireTriggered``), ending the run;
+- ``RunHooks.on_tool_end`` hands each executed call's result to the session
+  (the outcome-aware streaks: a page that is new is progress).
 
 The SDK is imported here only (the rest of the package never imports it)::
 
@@ -16,16 +18,21 @@ The SDK is imported here only (the rest of the package never imports it)::
     tool = function_tool(charge_card, tool_input_guardrails=[guard.guardrail])
     await Runner.run(agent, "…", hooks=guard.hooks)
 
-``guard.session`` is the run's session (``get_state()`` to persist it).
+``guard.get_state()`` is the state to persist; ``DoomLoopGuard(state=saved)``
+resumes it in a later ``Runner.run`` (from any language).
 """
 
 from __future__ import annotations
 
+import json
+import logging
 from typing import Any, Optional
 
 from agents import RunHooks, ToolGuardrailFunctionOutput, ToolInputGuardrailData, tool_input_guardrail
 
 from . import DoomLoopSession, RECOMMENDED_DOOM_LOOP_OPTION
+
+logger = logging.getLogger("doom_loop.openai_agents")
 
 
 def _response_calls(response: Any) -> tuple:
@@ -42,6 +49,17 @@ def _response_calls(response: Any) -> tuple:
     return ("".join(text) or None), calls
 
 
+def _outcome(result: Any) -> Any:
+    """A tool's result as the model reads it: JSON text parsed, else the
+    value itself (the session lowers it as JSON, unreadable values by text)."""
+    if isinstance(result, str):
+        try:
+            return json.loads(result)
+        except ValueError:
+            return result
+    return result
+
+
 class _Hooks(RunHooks):
     def __init__(self, guard: "DoomLoopGuard") -> None:
         self._guard = guard
@@ -49,6 +67,16 @@ class _Hooks(RunHooks):
     async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
         text, calls = _response_calls(response)
         self._guard.session.on_response(text, calls)
+
+    async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
+        # Only executed calls get here (a guardrail's refusal returns early).
+        id = getattr(context, "tool_call_id", None)
+        if id is None:
+            return
+        try:
+            self._guard.session.on_result(id, _outcome(result))
+        except Exception as error:  # noqa: BLE001 - detection never fails the tool
+            logger.warning("doom-loop: a tool result was not recorded: %s", error)
 
 
 class DoomLoopGuard:
@@ -65,6 +93,10 @@ class DoomLoopGuard:
         )
         self.hooks = _Hooks(self)
         self.guardrail = tool_input_guardrail(name="doom_loop")(self._check)
+
+    def get_state(self) -> Optional[dict]:
+        """The session's state to persist (``None`` when detection is off)."""
+        return self.session.get_state()
 
     def _check(self, data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
         decision = self.session.decision(data.context.tool_call_id)

@@ -2,7 +2,9 @@
 the model scripted on 127.0.0.1 over chat completions: the billing loop is
 refused from the 3rd call (the model reads the verdict instead of the
 result) and the run ends at the stop; without the guard it runs to
-max_turns. A paging run whose calls differ completes under the default."""
+max_turns. Paging and edit-then-test complete under the default option as
+they do without the guard; a state persisted mid-streak resumes in a new
+``Runner.run``; a parallel fan-out of identical calls counts once."""
 
 from __future__ import annotations
 
@@ -26,30 +28,33 @@ from doom_loop.openai_agents import DoomLoopGuard  # noqa: E402
 MAX_TURNS = 20
 
 
-def run(model: ScriptedModel, guard=None) -> dict:
-    executed = []
+def run(model: ScriptedModel, guard=None, tools=None, input="Charge cus_1 42.00") -> dict:
+    """One ``Runner.run`` of an agent with ``tools`` (default: the billing
+    tool, whose card always declines) against the scripted model."""
+    executed: list = []
 
     def charge_card(customer: str, amount: int) -> str:
         """Charge a customer's card."""
         executed.append(amount)
         return "error: card declined"
 
-    tool = function_tool(charge_card, tool_input_guardrails=[guard.guardrail] if guard else None)
+    guardrails = [guard.guardrail] if guard else None
+    functions = tools if tools is not None else [charge_card]
     client = AsyncOpenAI(base_url=f"http://127.0.0.1:{model.port}/v1", api_key="sk-scripted")
     agent = Agent(
         name="billing",
         instructions="Charge the customer.",
-        tools=[tool],
+        tools=[function_tool(f, tool_input_guardrails=guardrails) for f in functions],
         model=OpenAIChatCompletionsModel(model="scripted", openai_client=client),
     )
-    ended = "final"
+    ended, result = "final", None
     try:
-        asyncio.run(Runner.run(agent, "Charge cus_1 42.00", max_turns=MAX_TURNS, hooks=guard.hooks if guard else None))
+        result = asyncio.run(Runner.run(agent, input, max_turns=MAX_TURNS, hooks=guard.hooks if guard else None))
     except MaxTurnsExceeded:
         ended = "max_turns"
     except ToolInputGuardrailTripwireTriggered:
         ended = "stopped"
-    return {"ended": ended, "executed": len(executed), "model_requests": len(model.requests)}
+    return {"ended": ended, "executed": len(executed), "model_requests": len(model.requests), "result": result}
 
 
 @pytest.fixture(autouse=True)
@@ -82,20 +87,127 @@ def test_the_guard_refuses_the_billing_loop_from_the_3rd_call_and_stops_it():
           f"model requests {guarded['model_requests']}")
 
 
-def paging(body: dict, n: int) -> dict:
-    if n >= 8:
-        return {"content": "All pages read."}
-    return {
-        "content": None,
-        "tool_calls": [
-            {"id": f"call_{n}", "type": "function",
-             "function": {"name": "charge_card", "arguments": json.dumps({"customer": f"cus_{n}", "amount": 100})}}
-        ],
-    }
+def call(n: int, name: str, arguments: dict) -> dict:
+    return {"id": f"call_{n}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
 
 
-def test_a_run_whose_calls_differ_completes_under_the_default():
-    with ScriptedModel(paging) as model:
-        guarded = run(model, DoomLoopGuard())
-    assert guarded["ended"] == "final"
-    assert guarded["executed"] == 8
+def paging():
+    """scroll_down({}) ten times, each page new, then the answer."""
+    pages: list = []
+
+    def scroll_down() -> str:
+        """Show the next page of the open file."""
+        pages.append(len(pages) + 1)
+        page = len(pages)
+        return json.dumps({"lines": f"{page * 100 - 99}-{page * 100} of billing.py", "text": f"def part_{page}(): ..."})
+
+    def reply(body: dict, n: int) -> dict:
+        if n >= 10:
+            return {"content": "Found the bug in part 10."}
+        return {"content": None, "tool_calls": [call(n, "scroll_down", {})]}
+
+    return pages, [scroll_down], reply
+
+
+def edit_then_test(failing=(5, 4, 3, 2, 1, 0), show_edit=False):
+    """Edits, each different, each followed by the identical run_tests({}),
+    the failures following ``failing`` until the suite passes. With
+    ``show_edit`` the editor answers with the edited region, as real editors
+    do (new after every edit); without, the same "ok" every time."""
+
+    def scenario():
+        return _edit_then_test(list(failing), show_edit)
+
+    scenario.__name__ = "edit-then-test" + (" (a failure printed twice)" if show_edit else "")
+    return scenario
+
+
+def _edit_then_test(failing, show_edit):
+    runs: list = []
+
+    def edit(path: str, patch: str) -> str:
+        """Apply a patch to a file."""
+        runs.append(patch)
+        return json.dumps({"ok": True, "edited": f"{path}: {patch}"}) if show_edit else "ok"
+
+    def run_tests() -> str:
+        """Run the test suite."""
+        n = failing[sum(1 for r in runs if r == "run_tests")]
+        runs.append("run_tests")
+        return json.dumps({"passing": 10 - n, "failing": n}, separators=(",", ":"))
+
+    def reply(body: dict, n: int) -> dict:
+        if any('"failing":0' in str(m.get("content")) for m in body["messages"]):
+            return {"content": "All tests pass."}
+        if n % 2 == 0:
+            return {"content": None, "tool_calls": [call(n, "edit", {"path": "src/billing.py", "patch": f"fix {n // 2 + 1}"})]}
+        return {"content": None, "tool_calls": [call(n, "run_tests", {})]}
+
+    return runs, [edit, run_tests], reply
+
+
+# The same failure printed twice in a row, a new edit between, is progress
+# once the editor is declared a write (``loop_effects``, as for the JS
+# package); the recommended option alone refuses the 3rd identical run.
+@pytest.mark.parametrize(
+    "scenario, executions, loop_effects",
+    [(paging, 10, None), (edit_then_test(), 6 + 6, None), (edit_then_test((3, 3, 2, 1, 0), True), 5 + 5, {"edit": "write"})],
+    ids=["paging", "edit-then-test", "edit-then-test-a-failure-printed-twice"],
+)
+def test_progress_completes_under_the_default_option_as_without_the_guard(scenario, executions, loop_effects):
+    plain_runs, tools, reply = scenario()
+    with ScriptedModel(reply) as plain:
+        bare = run(plain, tools=tools)
+    runs, tools, reply = scenario()
+    verdicts: list = []
+    with ScriptedModel(reply) as model:
+        guarded = run(model, DoomLoopGuard(on_detected=verdicts.append, loop_effects=loop_effects), tools=tools)
+    assert guarded["ended"] == bare["ended"] == "final"
+    assert [v for v in verdicts if v["action"] in ("refuse", "stop")] == []
+    assert runs == plain_runs and len(runs) == executions
+    assert model.requests == plain.requests, "the model read the same conversation"
+    print(f"openai-agents {scenario.__name__}: {len(runs)} tool runs, {len(model.requests)} model requests, "
+          f"{len(verdicts)} verdicts, with the guard as without")
+
+
+def test_the_state_persisted_mid_streak_resumes_in_a_new_run():
+    def reply(body: dict, n: int) -> dict:
+        # Two declined charges, then the first run ends in text; the next
+        # run's model charges again every time.
+        return {"content": "The card was declined twice."} if n == 2 else billing_loop(body, n)
+
+    with ScriptedModel(reply) as model:
+        guard = DoomLoopGuard()
+        first = run(model, guard)
+        assert (first["ended"], first["executed"]) == ("final", 2)
+        saved = json.dumps(guard.get_state())  # persisted as JSON, in another process
+        assert json.loads(saved)["tools"]["charge_card"]["streak"] == 2
+
+        verdicts: list = []
+        resumed = DoomLoopGuard(state=json.loads(saved), on_detected=verdicts.append)
+        history = first["result"].to_input_list() + [{"role": "user", "content": "Try again."}]
+        second = run(model, resumed, input=history)
+    # The streak went on from 2: the new run's first charge was the 3rd, refused.
+    assert second["executed"] == 0
+    assert second["ended"] == "stopped"
+    assert [v["streak"] for v in verdicts] == list(range(3, 13))
+    assert verdicts[-1]["action"] == "stop"
+    assert len(model.requests) == 3 + 10
+
+
+def test_a_parallel_fan_out_of_identical_calls_counts_once():
+    def reply(body: dict, n: int) -> dict:
+        return {"content": None,
+                "tool_calls": [call(3 * n + k, "charge_card", {"customer": "cus_1", "amount": 4200}) for k in range(3)]}
+
+    verdicts: list = []
+    with ScriptedModel(reply) as model:
+        guarded = run(model, DoomLoopGuard(on_detected=verdicts.append))
+    assert guarded["ended"] == "stopped"
+    assert guarded["executed"] == 6, "two rounds of three identical calls ran; the 3rd round was refused"
+    assert guarded["model_requests"] == 12
+    assert [v["streak"] for v in verdicts] == list(range(2, 13))
+    # Every member of a refused round read the round's one verdict.
+    for body in model.requests[3:]:
+        texts = [m["content"] for m in body["messages"] if m.get("role") == "tool"][-3:]
+        assert len(set(texts)) == 1 and "oom loop" in texts[0]
