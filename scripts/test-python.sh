@@ -70,7 +70,7 @@ run() { # venv, pytest arguments…
   if [ "$status" -eq 5 ]; then echo "test-python: no tests ran ($1)" >&2; return 1; fi
   return "$status"
 }
-run test-venv --ignore=openai_agents --ignore=langchain --ignore=pydantic_ai --ignore=openrouter "$@"
+run test-venv --ignore=openai_agents --ignore=langchain --ignore=pydantic_ai_guard --ignore=openrouter "$@"
 run agents-venv openai_agents openrouter test_docs.py "$@"
 run langchain-venv langchain test_docs.py "$@"
-run pydantic-ai-venv pydantic_ai test_docs.py "$@"
+run pydantic-ai-venv pydantic_ai_guard test_docs.py "$@"
