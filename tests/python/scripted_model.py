@@ -140,3 +140,18 @@ def billing_loop(body: dict, n: int) -> dict:
             }
         ],
     }
+
+
+def call(n: int, name: str, arguments: dict) -> dict:
+    """The ``n``-th scripted tool call (id ``call_{n}``)."""
+    return {"id": f"call_{n}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+def edit_then_test(body: dict, n: int) -> dict:
+    """An agent fixing a bug: edit (each patch new), then the identical
+    run_tests({}), until a test result reads ``"failing":0``."""
+    if any('"failing":0' in str(m.get("content")) for m in body["messages"]):
+        return {"content": "All tests pass."}
+    if n % 2 == 0:
+        return {"content": None, "tool_calls": [call(n, "edit", {"path": "src/billing.py", "patch": f"fix {n // 2 + 1}"})]}
+    return {"content": None, "tool_calls": [call(n, "run_tests", {})]}

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool  # noqa: E402
 from agents.exceptions import MaxTurnsExceeded, ToolInputGuardrailTripwireTriggered  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
-from scripted_model import ScriptedModel, billing_loop  # noqa: E402
+from scripted_model import ScriptedModel, billing_loop, call, edit_then_test as edit_then_test_reply  # noqa: E402
 
 from doom_loop.openai_agents import DoomLoopGuard  # noqa: E402
 
@@ -87,10 +87,6 @@ def test_the_guard_refuses_the_billing_loop_from_the_3rd_call_and_stops_it():
           f"model requests {guarded['model_requests']}")
 
 
-def call(n: int, name: str, arguments: dict) -> dict:
-    return {"id": f"call_{n}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
-
-
 def paging():
     """scroll_down({}) ten times, each page new, then the answer."""
     pages: list = []
@@ -136,14 +132,7 @@ def _edit_then_test(failing, show_edit):
         runs.append("run_tests")
         return json.dumps({"passing": 10 - n, "failing": n}, separators=(",", ":"))
 
-    def reply(body: dict, n: int) -> dict:
-        if any('"failing":0' in str(m.get("content")) for m in body["messages"]):
-            return {"content": "All tests pass."}
-        if n % 2 == 0:
-            return {"content": None, "tool_calls": [call(n, "edit", {"path": "src/billing.py", "patch": f"fix {n // 2 + 1}"})]}
-        return {"content": None, "tool_calls": [call(n, "run_tests", {})]}
-
-    return runs, [edit, run_tests], reply
+    return runs, [edit, run_tests], edit_then_test_reply
 
 
 # The same failure printed twice in a row, a new edit between, is progress

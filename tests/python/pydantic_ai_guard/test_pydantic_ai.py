@@ -24,7 +24,7 @@ from pydantic_ai import Agent, ModelRetry, UsageLimits  # noqa: E402
 from pydantic_ai.exceptions import UsageLimitExceeded  # noqa: E402
 from pydantic_ai.models.openai import OpenAIChatModel  # noqa: E402
 from pydantic_ai.providers.openai import OpenAIProvider  # noqa: E402
-from scripted_model import ScriptedModel, billing_loop  # noqa: E402
+from scripted_model import ScriptedModel, billing_loop, call, edit_then_test  # noqa: E402
 
 from doom_loop.pydantic_ai import DoomLoopGuard, DoomLoopStopped  # noqa: E402
 
@@ -118,10 +118,6 @@ def test_a_stop_ends_a_run_whose_output_is_not_text_with_doom_loop_stopped():
     assert str(stopped.value) == guard.session.halt_text()
 
 
-def call(n: int, name: str, arguments: dict) -> dict:
-    return {"id": f"call_{n}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
-
-
 def test_a_paging_run_whose_every_page_is_new_completes_under_the_recommended_option():
     pages: list = []
 
@@ -149,14 +145,7 @@ def test_an_edit_then_test_run_completes_under_the_recommended_option():
     failing = [5, 4, 3, 2, 1, 0]
     test_runs: list = []
 
-    def reply(body: dict, n: int) -> dict:
-        if any('"failing":0' in str(m.get("content")) for m in body["messages"]):
-            return {"content": "All tests pass."}
-        if n % 2 == 0:
-            return {"content": None, "tool_calls": [call(n, "edit", {"path": "src/billing.py", "patch": f"fix {n // 2 + 1}"})]}
-        return {"content": None, "tool_calls": [call(n, "run_tests", {})]}
-
-    with ScriptedModel(reply) as model:
+    with ScriptedModel(edit_then_test) as model:
         agent = agent_for(model)
 
         @agent.tool_plain
