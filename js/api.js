@@ -11,8 +11,8 @@
 // that need the caller's live JS objects — calling a `loopKey` function,
 // and reading the selected fields of the caller's own arguments object.
 
-import { lower, lowerKeyMaterial, lowerKeyMaterialForIo, ioText, ioStrings, textArg, isWellFormed, plainCountsJson, canonicalPlainText, MAX_CANONICALIZE_DEPTH } from './lower.js';
-import { core, assertReady, isDead, writeCall, writeStrings, readFingerprint, readRecord, fingerprintThroughIo, hostTextSha256 } from './core.js';
+import { lower, lowerKeyMaterial, lowerKeyMaterialForIo, ioText, ioStrings, textArg, isWellFormed, plainCountsJson, MAX_CANONICALIZE_DEPTH } from './lower.js';
+import { core, assertReady, isDead, writeCall, writeStrings, readFingerprint, readRecord, fingerprintThroughIo, fingerprintWithoutCore } from './core.js';
 import { resolveOptionWith, resolveLoopKeyWith, coreConfig } from './option.js';
 
 export { MAX_CANONICALIZE_DEPTH };
@@ -82,11 +82,8 @@ export function fingerprintToolCallSync(toolName, keyMaterial) {
   const name = `${toolName}`;
   // Small plain data, where the host has a fast SHA-256: canonical JSON
   // written in JS and hashed by the host, never entering wasm (./lower.js).
-  const hex = hostTextSha256();
-  if (hex !== undefined && isWellFormed(name)) {
-    const text = canonicalPlainText(keyMaterial);
-    if (text !== undefined) return hex(`${name}\n${text}`);
-  }
+  const fingerprint = fingerprintWithoutCore(name, keyMaterial);
+  if (fingerprint !== undefined) return fingerprint;
   let material = lowerKeyMaterialForIo(keyMaterial);
   if (fingerprintThroughIo(name, material)) return readFingerprint();
   if (typeof material !== 'string') {

@@ -10,7 +10,7 @@
 // first trap; from then on every call throws one error naming it.
 
 import { guardInstance } from './guard.js';
-import { setProxyCheck, ioText, ioStrings } from './lower.js';
+import { setProxyCheck, ioText, ioStrings, canonicalPlainText, isWellFormed } from './lower.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -67,6 +67,20 @@ let textSha256;
  */
 export function hostTextSha256() {
   return textSha256?.();
+}
+
+/**
+ * A call's fingerprint taken without the core: small plain key material's
+ * canonical JSON written in JS and hashed by the host (`canonicalPlainText`
+ * in ./lower.js, `hostTextSha256`) — the core's fingerprint, exactly;
+ * undefined when the host has no fast SHA-256 in use, the tool name has a
+ * lone surrogate, or the value is not small plain data.
+ */
+export function fingerprintWithoutCore(toolName, keyMaterial) {
+  const hex = hostTextSha256();
+  if (hex === undefined || !isWellFormed(toolName)) return undefined;
+  const text = canonicalPlainText(keyMaterial);
+  return text === undefined ? undefined : hex(`${toolName}\n${text}`);
 }
 
 /** How the entry loads the module on the first call, when it defers that (node-bundler.mjs). */

@@ -14,7 +14,7 @@
 // files (the CommonJS build concatenates them).
 
 import { lower, lowerKeyMaterial, lowerKeyMaterialForIo, ioText, ioStrings, wrapIoText, textArg } from './lower.js';
-import { ready, writeLowered, readText, readCompact } from './core.js';
+import { ready, writeLowered, readText, readCompact, fingerprintWithoutCore } from './core.js';
 import { toolingGlue } from './tooling.js';
 import { resolveOptionWith, resolveLoopKeyWith, coreConfig } from './option.js';
 
@@ -125,6 +125,9 @@ export class DoomLoopSession {
   #broken = false;
   // A call object is read once (a loopKey function runs once per call): its lowered form.
   #lowered = new WeakMap();
+  // The tools the core keys by a data-form loop key (fixed at construction,
+  // as the core's copy is): their calls never carry the shim's fingerprint.
+  #dataKeyed = new Set();
 
   /**
    * @param {object} [options]
@@ -153,6 +156,7 @@ export class DoomLoopSession {
     const dataKeys = Object.fromEntries(
       Object.entries(this.#loopKeys).filter(([, key]) => key !== undefined && typeof key !== 'function'),
     );
+    this.#dataKeyed = new Set(Object.keys(dataKeys));
     const capabilities = isRecord(opts.capabilities) ? opts.capabilities : {};
     const sessionOptions = {
       loopKeys: dataKeys,
@@ -259,6 +263,16 @@ export class DoomLoopSession {
         }
       }
     }
+    const head = `{"id":${id},"toolName":${JSON.stringify(name)},"malformed":${malformed}`;
+    // Keyed by its full arguments, small and plain: fingerprinted here as
+    // fingerprintToolCallSync takes them (canonical JSON written in JS,
+    // hashed by the host), and the core handed the fingerprint — it then
+    // neither canonicalizes nor hashes them (`FastRead` reads the key).
+    const fingerprint =
+      key === '' && !malformed && !this.#dataKeyed.has(name) ? fingerprintWithoutCore(name, args) : undefined;
+    if (fingerprint !== undefined) {
+      return { io: `${head},"key":{"fingerprint":"${fingerprint}"},"args":null}`, id: callId, toolName: name };
+    }
     let lowered;
     try {
       // Long strings (an edit's file) cross raw, as on the monitor's path.
@@ -272,8 +286,7 @@ export class DoomLoopSession {
     // from their text as it reads them, never building them as a tree
     // (`FastRead` in wasm/src/session.rs). The id and tool name as the core
     // reads them back: a compact answer's decisions carry neither (readCompact).
-    const text = (argsText) =>
-      `{"id":${id},"toolName":${JSON.stringify(name)},"malformed":${malformed}${key},"args":${argsText}}`;
+    const text = (argsText) => `${head}${key},"args":${argsText}}`;
     return { io: wrapIoText(lowered, text), id: callId, toolName: name };
   }
 

@@ -35,6 +35,7 @@ import { types } from 'node:util';
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { resolve as resolvePath } from 'node:path';
+import { createRequire } from 'node:module';
 import canonicalize from 'canonicalize';
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
@@ -205,7 +206,30 @@ for (const [label, argsOf, canonicalOf] of [
 // What every adapter runs: DoomLoopSession.onResponse with one call of the
 // same distinct arguments (a fresh session every 64 responses, as a run
 // that makes progress), beside the reference's record of that call, and as
-// a multiple of the package's own bare fingerprint of it.
+// a multiple of the package's own bare fingerprint of it. Beside it, what
+// the session cannot skip that a bare fingerprint of small arguments no
+// longer does (it never enters wasm): one round trip into wasm carrying the
+// response as the shim writes it — its text encoded into wasm memory, one
+// call in and back, a one-decision compact answer read out (core.js).
+const glue = createRequire(import.meta.url)('../../pkg/doom_loop_node.cjs');
+const wasmMemory = glue.ioMemory();
+const decoder = new TextDecoder();
+let ioBytes = new Uint8Array(0);
+let ioData;
+function roundTrip(text) {
+  // The address holds while the buffer does not grow: the session's own
+  // calls already grew it past this text.
+  const address = glue.ioBuffer(text.length + 96);
+  if (ioBytes.buffer !== wasmMemory.buffer || ioBytes.byteOffset !== address) {
+    ioBytes = new Uint8Array(wasmMemory.buffer, address, text.length + 96);
+    ioData = new DataView(wasmMemory.buffer, address, text.length + 96);
+  }
+  encoder.encodeInto(text, ioBytes);
+  return {
+    round: ioData.getFloat64(0, true),
+    decisions: [{ id: 'c', toolName: 'bash', action: ioBytes[16] & 1 ? 'refuse' : 'run', fingerprint: decoder.decode(ioBytes.subarray(24, 88)), streak: ioData.getFloat64(8, true) }],
+  };
+}
 {
   const ref = referenceMonitor();
   let session;
@@ -216,11 +240,16 @@ for (const [label, argsOf, canonicalOf] of [
     }
     return session.onResponse({ calls: [{ id: `c${i}`, toolName: 'bash', args: JSON.parse(variedText[i % 64]) }] });
   };
+  // The response as the shim writes it: a call whose small plain arguments
+  // it fingerprinted itself (js/session.js).
+  const responseText = (i) =>
+    `{"text":null,"calls":[{"id":"c${i}","toolName":"bash","malformed":false,"key":{"fingerprint":"${'0'.repeat(64)}"},"args":null}]}`;
   const t = await race(
     {
       package: onResponse,
       reference: (i) => ref('bash', JSON.parse(variedText[i % 64]), i),
       fingerprint: (i) => pkg.fingerprintToolCallSync('bash', JSON.parse(variedText[i % 64])),
+      crossing: (i) => roundTrip(responseText(i)),
     },
     3000,
     9,
@@ -230,11 +259,12 @@ for (const [label, argsOf, canonicalOf] of [
     package: t.package,
     vsReference: t.reference / t.package,
     fingerprintMultiple: t.package / t.fingerprint,
+    times: t,
   };
   rows.push(row);
   console.log(
     `${row.operation.padEnd(44)} ${fmt(t.package).padStart(10)}  ${row.vsReference.toFixed(1)}× reference's record  ` +
-      `${row.fingerprintMultiple.toFixed(2)}× the package's fingerprint`,
+      `${row.fingerprintMultiple.toFixed(2)}× the package's fingerprint (${fmt(t.fingerprint)}); one wasm round trip with the response ${fmt(t.crossing)}`,
   );
 }
 console.log(`\nreference: ${reference ? 'the reference module (REF_MODULE)' : 'its algorithm (canonicalize + crypto.subtle.digest)'}`);

@@ -20,7 +20,7 @@ const fingerprintRow = (operation, ratio, strictFloorMultiple) => ({
 
 function run({ ratio = 1, floor = FLOOR_GOAL, session = 2, load = 1.5, gzip = 130_000, nativeRatio = 2, hookMs = 2 } = {}) {
   const peers = {
-    rows: [...FINGERPRINT_ROWS.map((name) => fingerprintRow(name, ratio, floor)), { operation: SESSION_ROW, fingerprintMultiple: session }],
+    rows: [...FINGERPRINT_ROWS.map((name) => fingerprintRow(name, ratio, floor)), { operation: SESSION_ROW, times: { package: 1000 * session, fingerprint: 800, crossing: 200 } }],
   };
   const startup = {
     gzip,
@@ -95,4 +95,19 @@ test('a missed goal names the work in its way, out of reach only when that work 
   assert.match(obstacle(4, [['a', 3.9]], us, 7).text, /the rest takes 3\.1 µs, over 10× that$/);
   assert.deepEqual(obstacle(4, [['a', 1], ['b', undefined]], us), { text: 'not timed by this run', bounded: null });
   assert.deepEqual(obstacle(Number.NaN, [['a', 1]], us).bounded, null);
+});
+
+test('the session goal is anchored on a bare fingerprint plus one wasm round trip, and a miss says what the rest takes', () => {
+  const [hit] = run({ session: 1.5 }).filter((r) => r.target.startsWith('one call through the session engine'));
+  assert.equal(hit.met, true);
+  assert.equal(hit.measured, '1.50× (1.50 µs vs 800 ns + 200 ns)');
+  const [miss] = run({ session: 3 }).filter((r) => r.target.startsWith('one call through the session engine'));
+  assert.equal(miss.met, false);
+  assert.equal(miss.bound.bounded, false);
+  assert.equal(
+    miss.bound.text,
+    'the fingerprint of its arguments 800 ns + one wasm round trip with the response 200 ns = 1.00 µs of the 2.00 µs it allows, 1.00 µs left for the rest; the rest takes 2.00 µs, 2.0× that',
+  );
+  const unmeasured = score({ rows: [{ operation: SESSION_ROW, times: { package: 1000, fingerprint: 800 } }] }, undefined, {}).find((r) => r.target.startsWith('one call'));
+  assert.equal(unmeasured.met, null);
 });

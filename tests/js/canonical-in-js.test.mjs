@@ -248,3 +248,54 @@ test('the conformance corpus passes with node:crypto in use, where its small pla
   assert.ok(taken > 100, `the corpus's fingerprints took the shortcut (${taken})`);
 });
 
+
+test('a session fingerprints small plain calls in the shim and decides exactly as when the core reads every call as a tree', () => {
+  // The same random run through two sessions: one as adapters use it (small
+  // plain arguments fingerprinted in JS, the core handed the fingerprint),
+  // one whose identity loopKey functions make the core take every call's
+  // arguments as a tree. Mixed responses (a long string beside small calls,
+  // a malformed call, a tool with a data-form loop key, a tool name with a
+  // lone surrogate) included; each call alone (onCall) and wouldHalt too.
+  const crypto = require('node:crypto');
+  const realHash = crypto.hash;
+  let hashed = 0;
+  crypto.hash = (...args) => (hashed++, realHash(...args));
+  try {
+    const r = rng(0xca11);
+    // Objects, as SDKs hand arguments over (a loopKey answering a primitive exempts the call).
+    const pool = Array.from({ length: 6 }, () => ({ v: randomPlain(r), w: randomPlain(r) }));
+    const tools = ['a', 'b', 'c', 'keyed', '\u00e9', 'x\ud800'];
+    const identity = (args) => args;
+    const fast = new pkg.DoomLoopSession({ loopKeys: { keyed: ['k'] } });
+    const tree = new pkg.DoomLoopSession({ loopKeys: { a: identity, b: identity, c: identity, '\u00e9': identity, 'x\ud800': identity, keyed: ['k'] } });
+    const copy = (call) => ({ ...call, args: typeof call.args === 'string' ? call.args : structuredClone(call.args) });
+    let refused = 0;
+    for (let round = 1; round <= 80; round++) {
+      const calls = Array.from({ length: 1 + r.below(4) }, (_, k) => {
+        const roll = r.next();
+        const args = roll < 0.08 ? { content: 'x'.repeat(2000 + round) } : roll < 0.12 ? `{not json ${round}` : roll < 0.2 ? { k: r.below(3), other: round } : r.pick(pool);
+        return { id: `r${round}-${k}`, toolName: r.pick(tools), args: typeof args === 'string' ? args : structuredClone(args) };
+      });
+      if (round % 9 === 0) {
+        fast.beginRound();
+        tree.beginRound();
+        for (const call of calls) assert.deepEqual(fast.onCall(call), tree.onCall(copy(call)), `round ${round}, one call alone`);
+        fast.endRound();
+        tree.endRound();
+        continue;
+      }
+      if (round % 7 === 0) assert.equal(fast.wouldHalt(calls), tree.wouldHalt(calls.map(copy)), `would halt, round ${round}`);
+      const a = fast.onResponse({ calls });
+      const b = tree.onResponse({ calls: calls.map(copy) });
+      assert.deepEqual(a, b, `round ${round}`);
+      refused += a.decisions.filter((d) => d.action === 'refuse').length;
+    }
+    assert.deepEqual(fast.getState(), tree.getState());
+    assert.ok(hashed > 60, `the shim fingerprinted calls itself (${hashed})`);
+    assert.ok(refused > 0, `loops were refused (${refused})`);
+    fast.free();
+    tree.free();
+  } finally {
+    crypto.hash = realHash;
+  }
+});

@@ -27,9 +27,13 @@ use crate::{
 // its identity is the fingerprint of its arguments, which is taken here
 // straight from their text (the tree-free canonicalizer), so neither the
 // skeleton nor the arguments are ever built as a tree — the tree was most
-// of an adapter's fixed cost per response (docs/performance.md).
+// of an adapter's fixed cost per response (docs/performance.md). Where the
+// shim took that fingerprint itself (small plain arguments, as for a bare
+// fingerprint: js/session.js), the call comes as
+// `…,"malformed":false,"key":{"fingerprint":"…"},"args":null}` and is read
+// here too, the fingerprint handed on as the tree read would.
 //
-// Anything else — a key, a malformed call, a data loop key, arguments the
+// Anything else — another key, a malformed call, a data loop key, arguments the
 // tree-free canonicalizer declines (it never reproduces an error), any
 // other shape — declines the whole input, which is then parsed as a tree
 // as before: the same decisions either way, this read only being faster.
@@ -104,10 +108,24 @@ impl<'a> FastRead<'a> {
         let id = self.string()?;
         self.token(",\"toolName\":")?;
         let tool_name = self.string()?;
-        self.token(",\"malformed\":false,\"args\":")?;
+        self.token(",\"malformed\":false,")?;
         if !keys_by_arguments(&tool_name) {
             return None;
         }
+        if self.eat("\"key\":{\"fingerprint\":") {
+            // The shim fingerprinted small plain arguments itself (as for a
+            // bare fingerprint): read as the tree read takes it.
+            let fingerprint = self.string()?;
+            self.token("},\"args\":null}")?;
+            return Some(Call {
+                id,
+                tool_name,
+                args: Value::Null,
+                malformed: false,
+                key: CallKey::Fingerprint(fingerprint),
+            });
+        }
+        self.token("\"args\":")?;
         let args = fingerprint_lowered_prefix(&tool_name, self.rest()?, self.strings.get(self.used..)?)?;
         self.pos += args.len;
         self.used += args.strings;
@@ -590,6 +608,33 @@ mod tests {
         // A tool with a data-form loop key needs its arguments as a tree.
         let keyed = |tool: &JsString| tool.as_str() != Some("t");
         assert!(FastRead::new(&plain, &[]).response(&keyed).is_none());
+    }
+
+    #[test]
+    fn reads_a_fingerprint_the_shim_took_as_the_tree_read_does() {
+        let digits = "0123456789abcdef".repeat(4);
+        let text = format!(
+            r#"{{"text":null,"calls":[{{"id":"a","toolName":"t","malformed":false,"key":{{"fingerprint":"{digits}"}},"args":null}},{{"id":"b","toolName":"t","malformed":false,"args":{{}}}}]}}"#
+        );
+        let response = some(read(&text, &[]), "a shim's fingerprint reads fast");
+        assert_eq!(key(&response.calls[0]), digits);
+        assert_eq!(
+            response.calls[1].key,
+            CallKey::Fingerprint(ok(fingerprint_lowered_tool_call(&JsString::from("t"), "{}")).into())
+        );
+        // Exactly what the tree read makes of the same call.
+        let tree = ok(Response::from_value(ok(doom_loop::json::parse_lowered(&text))));
+        assert_eq!(tree.calls[0].key, response.calls[0].key);
+        // Anything after the fingerprint but the arguments' null, or a tool
+        // keyed by a data-form loop key: the tree decides.
+        for rest in [r#"},"args":{}}"#, r#"},"args":null,"x":1}"#, r#","x":1},"args":null}"#] {
+            let odd = format!(
+                r#"{{"text":null,"calls":[{{"id":"a","toolName":"t","malformed":false,"key":{{"fingerprint":"{digits}"{rest}]}}"#
+            );
+            assert!(read(&odd, &[]).is_none(), "{odd}");
+        }
+        let keyed = |tool: &JsString| tool.as_str() != Some("t");
+        assert!(FastRead::new(&text, &[]).response(&keyed).is_none());
     }
 
     #[test]
