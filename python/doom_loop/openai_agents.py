@@ -8,7 +8,9 @@ detection as the SDK's own hooks, thin glue over ``DoomLoopSession``.
   model reads the refusal; at a stop it raises the SDK's tripwire
   (``ToolInputGuardrailTripwireTriggered``), ending the run;
 - ``RunHooks.on_tool_end`` hands each executed call's result to the session
-  (the outcome-aware streaks: a page that is new is progress).
+  (the outcome-aware streaks: a page that is new is progress);
+- ``RunHooks.on_agent_start``: a new run is a new user turn, as in the JS
+  adapter, so it lifts an earlier stop (the streaks go on).
 
 The SDK is imported here only (the rest of the package never imports it)::
 
@@ -63,6 +65,11 @@ def _outcome(result: Any) -> Any:
 class _Hooks(RunHooks):
     def __init__(self, guard: "DoomLoopGuard") -> None:
         self._guard = guard
+
+    async def on_agent_start(self, context: Any, agent: Any) -> None:
+        # The JS adapter's `agent_start`: a run (or a handoff) begins with
+        # the user's input, so a stop of an earlier run no longer holds.
+        self._guard.session.on_user_turn()
 
     async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
         text, calls = _response_calls(response)

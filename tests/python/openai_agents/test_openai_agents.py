@@ -184,6 +184,24 @@ def test_the_state_persisted_mid_streak_resumes_in_a_new_run():
     assert len(model.requests) == 3 + 10
 
 
+def test_a_new_run_after_a_stop_is_a_new_user_turn_that_lifts_the_stop():
+    with ScriptedModel(billing_loop) as model:
+        guard = DoomLoopGuard()
+        assert run(model, guard)["ended"] == "stopped"
+    assert guard.session.halt() is not None
+
+    def lookup(body: dict, n: int) -> dict:
+        # The user asks something else: one new call, then an answer.
+        if n == 0:
+            return {"content": None, "tool_calls": [call(0, "charge_card", {"customer": "cus_2", "amount": 100})]}
+        return {"content": "Charged cus_2."}
+
+    with ScriptedModel(lookup) as model:
+        second = run(model, guard, input="Charge cus_2 1.00 instead.")
+    # Without the lift, the halt would have refused this new call and ended the run.
+    assert (second["ended"], second["executed"]) == ("final", 1)
+
+
 def test_a_parallel_fan_out_of_identical_calls_counts_once():
     def reply(body: dict, n: int) -> dict:
         return {"content": None,
