@@ -111,3 +111,9 @@ test('the session goal is anchored on a bare fingerprint plus one wasm round tri
   const unmeasured = score({ rows: [{ operation: SESSION_ROW, times: { package: 1000, fingerprint: 800 } }] }, undefined, {}).find((r) => r.target.startsWith('one call'));
   assert.equal(unmeasured.met, null);
 });
+
+test('a load whose compile-only process measured no slower than a bare one is not measured, never met', () => {
+  const startup = { gzip: 1, sizeGuard: 2, loads: { require: { ms: 20, compileOnlyMs: -2, ratio: null }, import: { ms: 20, compileOnlyMs: 10, ratio: 2 } } };
+  const loads = score(undefined, startup, {}).filter((r) => r.target.includes('first fingerprint'));
+  assert.deepEqual(loads.map((r) => r.met), [null, false]);
+});
