@@ -69,7 +69,7 @@ async function assertQuiet(make, expectedExecutions) {
 
 describe('RECOMMENDED_DOOM_LOOP_OPTION through the real SDK', () => {
   test('is a frozen plain option object, the Rust crate constant, left unmodified by a run', async () => {
-    const source = readFileSync(new URL('../../src/parity/config.rs', import.meta.url), 'utf8');
+    const source = readFileSync(new URL('../../src/wiring.rs', import.meta.url), 'utf8');
     const rust = /pub const RECOMMENDED_DOOM_LOOP_OPTION: &str =\s*r#"(.*)"#;/.exec(source);
     assert.ok(rust, 'the Rust constant');
     assert.deepEqual(RECOMMENDED_DOOM_LOOP_OPTION, JSON.parse(rust[1]));
