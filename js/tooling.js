@@ -10,6 +10,7 @@
 // replay entry has been initialised, and otherwise says what to do.
 
 import { guardInstance } from './guard.js';
+import { install, ready } from './core.js';
 
 let glue;
 let api;
@@ -20,9 +21,20 @@ let api;
  * (./guard.js) — a CommonJS glue object in place, so `npx doomloop`, which
  * holds that object, goes through the same guard: after a trap, one named
  * error forever, never an answer.
+ *
+ * Where no detector module is installed beside it (the replay entries are
+ * bundles of their own), the full module is this bundle's core as well —
+ * installed once, through one guard — so a `DoomLoopSession` from the replay
+ * entry writes its calls into the I/O buffer of the module that reads them.
+ * `host` is what `install` takes (./core.js).
  */
-export function installTooling(exports, shim) {
-  glue = guardInstance(exports).exports;
+export function installTooling(exports, shim, host = {}) {
+  if (ready() === undefined) {
+    install(exports, host);
+    glue = ready();
+  } else {
+    glue = guardInstance(exports).exports;
+  }
   api = shim;
 }
 

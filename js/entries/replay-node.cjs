@@ -5,8 +5,8 @@
 const { installTooling, ...api } = require('./replay.cjs');
 
 const glue = require('./doom_loop_full_node.cjs');
-// The runtime's native SHA-256, as in node.cjs.
-require('./node-sha256.cjs')(glue);
-installTooling(glue, api);
+// The runtime's native SHA-256 and the Proxy test, as in node.cjs.
+const textSha256 = require('./node-sha256.cjs')(glue);
+installTooling(glue, api, { isProxy: require('node:util').types.isProxy, textSha256 });
 api.init = async function init() {};
 module.exports = api;

@@ -29,6 +29,21 @@ test('exported from the main, inline, CommonJS and replay entries', async () => 
   }
 });
 
+test('a session from the replay entry detects: it writes its calls into the module that reads them', () => {
+  const warnings = [];
+  const warn = console.warn;
+  console.warn = (...args) => warnings.push(args.join(' '));
+  try {
+    const session = new replayEntry.DoomLoopSession();
+    const actions = [1, 2, 3].map((i) => session.onResponse({ calls: [invoice(`c${i}`)] }).decisions[0].action);
+    assert.deepEqual(actions, ['run', 'run', 'refuse']);
+    session.free();
+  } finally {
+    console.warn = warn;
+  }
+  assert.deepEqual(warnings, [], 'no internal error turned detection off');
+});
+
 test('the reference ladder: observe, block with the verdict text, stop halts', () => {
   const detected = [];
   const session = new DoomLoopSession({ onDetected: (v) => detected.push(v.action) });
