@@ -150,6 +150,7 @@ def runs(tmp_path_factory):
             finally:
                 proxy.close()
             run["model_requests"] = list(model.requests)
+            run["tokens"] = sum(usage["total_tokens"] for usage in model.usage)
         results[guarded] = run
     return results
 
@@ -168,7 +169,8 @@ def test_the_guardrail_stops_the_billing_loop_without_calling_the_model(runs):
     assert len(guarded["model_requests"]) == guarded["turns"] - 1
     assert guarded["turns"] < TURNS
     print(f"litellm proxy: model requests {len(runs[False]['model_requests'])} without, "
-          f"{len(guarded['model_requests'])} with the guardrail")
+          f"{len(guarded['model_requests'])} with the guardrail; "
+          f"tokens {runs[False]['tokens']} without, {guarded['tokens']} with")
 
 
 def test_the_model_reads_the_refusal_in_place_of_a_refused_calls_result(runs):

@@ -67,6 +67,8 @@ def test_without_the_guard_the_billing_loop_runs_to_max_turns():
         bare = run(model)
     assert bare["ended"] == "max_turns"
     assert bare["executed"] == MAX_TURNS
+    print(f"openai-agents without the guard: model requests {bare['model_requests']}, "
+          f"tokens {sum(usage['total_tokens'] for usage in model.usage)}")
 
 
 def test_the_guard_refuses_the_billing_loop_from_the_3rd_call_and_stops_it():
@@ -84,7 +86,7 @@ def test_the_guard_refuses_the_billing_loop_from_the_3rd_call_and_stops_it():
     ]
     assert refusals and all("oom loop" in str(r) for r in refusals)
     print(f"openai-agents: tool runs {MAX_TURNS} without, {guarded['executed']} with the guard; "
-          f"model requests {guarded['model_requests']}")
+          f"model requests {guarded['model_requests']}, tokens {sum(u['total_tokens'] for u in model.usage)}")
 
 
 def paging():
