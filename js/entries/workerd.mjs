@@ -3,10 +3,14 @@
 // CompiledWasm rule of wrangler and miniflare) and instantiated at import.
 import wasmModule from './doom_loop_bg.wasm';
 import * as glue from './doom_loop.js';
-import { install } from './core.js';
+import { install, ready } from './core.js';
 
-glue.initSync({ module: wasmModule });
-install(glue);
+// Unless `doom-loop-wasm/replay`, imported first, installed its full module
+// (which holds the detector too) as the core: that stays it, as in browser.mjs.
+if (ready() === undefined) {
+  glue.initSync({ module: wasmModule });
+  install(glue);
+}
 
 export * from './api.js';
 export { DoomLoopSession } from './session.js';

@@ -4,6 +4,7 @@
 // second delivery ignored), capabilities, state round trip and the
 // reference's shape, observe-only after an internal error.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import * as main from '../../pkg/node.mjs';
@@ -42,6 +43,37 @@ test('a session from the replay entry detects: it writes its calls into the modu
     console.warn = warn;
   }
   assert.deepEqual(warnings, [], 'no internal error turned detection off');
+});
+
+test('browser entries: a session made after the replay entry\'s init keeps detecting once the main entry initialises', () => {
+  // One bundle, both entries: the replay entry initialised first made its
+  // full module the core; the main entry's later init must not swap the
+  // module the session writes its calls into.
+  const pkg = new URL('../../pkg/', import.meta.url);
+  const script = `
+    const { readFileSync } = await import('node:fs');
+    const pkg = ${JSON.stringify(pkg.href)};
+    const main = await import(pkg + 'browser.mjs');
+    const replay = await import(pkg + 'replay-browser.mjs');
+    await replay.init(readFileSync(new URL('doom_loop_full_bg.wasm', pkg)));
+    const warnings = [];
+    console.warn = (...args) => warnings.push(args.join(' '));
+    const call = (id) => ({ calls: [{ id, toolName: 'get_invoice', args: { invoice_id: 'INV-2291' } }] });
+    const early = new replay.DoomLoopSession();
+    const actions = [early.onResponse(call('c1')).decisions[0].action];
+    await main.init(readFileSync(new URL('doom_loop_bg.wasm', pkg)));
+    for (const id of ['c2', 'c3']) actions.push(early.onResponse(call(id)).decisions[0].action);
+    const late = new main.DoomLoopSession();
+    const lateActions = ['d1', 'd2', 'd3'].map((id) => late.onResponse(call(id)).decisions[0].action);
+    console.log(JSON.stringify({ actions, lateActions, long: main.fingerprintToolCallSync('t', { a: 'x'.repeat(5000) }).length, warnings }));
+  `;
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  const out = JSON.parse(run.stdout);
+  assert.deepEqual(out.warnings, [], 'no internal error turned detection off');
+  assert.deepEqual(out.actions, ['run', 'run', 'refuse']);
+  assert.deepEqual(out.lateActions, ['run', 'run', 'refuse']);
+  assert.equal(out.long, 64);
 });
 
 test('the reference ladder: observe, block with the verdict text, stop halts', () => {
