@@ -40,7 +40,6 @@ nothing), with one warning on the ``doom_loop`` logger.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any, Callable, Mapping, Optional
 
@@ -50,6 +49,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from typing_extensions import Annotated, NotRequired
 
 from . import RECOMMENDED_DOOM_LOOP_OPTION, DoomLoopSession, resolve_doom_loop_option
+from ._outputs import parsed_output
 
 __all__ = ["DoomLoopMiddleware", "DoomLoopState"]
 
@@ -295,21 +295,12 @@ def _feed(session: DoomLoopSession, message: ToolMessage) -> None:
     """One result into the session (a refused call's, which never ran, is
     not awaited and changes nothing)."""
     failed = getattr(message, "status", None) == "error"
-    outcome = message.artifact if getattr(message, "artifact", None) is not None else _parsed(message.content)
+    outcome = message.artifact if getattr(message, "artifact", None) is not None else parsed_output(message.content)
     try:
         session.on_result(message.tool_call_id, outcome, failed=failed)
     except ValueError:
         # An outcome JSON cannot hold (an artifact object): its text.
-        session.on_result(message.tool_call_id, _parsed(message.content), failed=failed)
-
-
-def _parsed(content: Any) -> Any:
-    if not isinstance(content, str) or content.lstrip()[:1] not in ("{", "["):
-        return content
-    try:
-        return json.loads(content)
-    except ValueError:
-        return content
+        session.on_result(message.tool_call_id, parsed_output(message.content), failed=failed)
 
 
 def _with_guidance(system: Optional[SystemMessage], guidance: str) -> SystemMessage:

@@ -26,13 +26,13 @@ resumes it in a later ``Runner.run`` (from any language).
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any, Optional
 
 from agents import RunHooks, ToolGuardrailFunctionOutput, ToolInputGuardrailData, tool_input_guardrail
 
 from . import DoomLoopSession, RECOMMENDED_DOOM_LOOP_OPTION
+from ._outputs import parsed_output
 
 logger = logging.getLogger("doom_loop.openai_agents")
 
@@ -49,17 +49,6 @@ def _response_calls(response: Any) -> tuple:
                 if getattr(part, "type", None) == "output_text":
                     text.append(part.text)
     return ("".join(text) or None), calls
-
-
-def _outcome(result: Any) -> Any:
-    """A tool's result as the model reads it: JSON text parsed, else the
-    value itself (the session lowers it as JSON, unreadable values by text)."""
-    if isinstance(result, str):
-        try:
-            return json.loads(result)
-        except ValueError:
-            return result
-    return result
 
 
 class _Hooks(RunHooks):
@@ -81,7 +70,7 @@ class _Hooks(RunHooks):
         if id is None:
             return
         try:
-            self._guard.session.on_result(id, _outcome(result))
+            self._guard.session.on_result(id, parsed_output(result))
         except Exception as error:  # noqa: BLE001 - detection never fails the tool
             logger.warning("doom-loop: a tool result was not recorded: %s", error)
 
