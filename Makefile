@@ -155,7 +155,7 @@ bench: build
 	$(CARGO) build --release --quiet -p doom-loop-cli --bin doomloop
 	bash benches/eval-rss.sh
 	node --expose-gc benches/js/bench.mjs
-	bash scripts/bench-python.sh
+	bash scripts/bench-python.sh --json target/bench-python.json
 	node --expose-gc benches/js/peers.mjs --json target/bench-peers.json
 	node benches/js/startup.mjs --json target/bench-startup.json
 	$(CARGO) build --quiet --release -p doom-loop-cli --bin doomloop
@@ -166,7 +166,7 @@ bench: build
 	node --expose-gc benches/js/adapter-claude-agent-sdk.mjs
 	node benches/js/session.mjs
 	node benches/js/gateway.mjs --json target/bench-gateway.json
-	node benches/js/targets.mjs target/bench-peers.json target/bench-startup.json target/criterion target/bench-hook.json --json target/bench-targets.json
+	node benches/js/targets.mjs target/bench-peers.json target/bench-startup.json target/criterion target/bench-hook.json --gateway target/bench-gateway.json --python target/bench-python.json --json target/bench-targets.json
 
 ## Every npm tarball of a release in target/release-pkgs/: the main package
 ## and one native platform package per npm/<platform>/ (linux-x64/arm64

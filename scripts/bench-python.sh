@@ -12,4 +12,4 @@ rm -rf "$OUT/release-wheels"
 rm -rf "$OUT/bench-venv"
 "$PY" -m venv "$OUT/bench-venv"
 "$OUT/bench-venv/bin/pip" install --quiet --disable-pip-version-check canonicaljson==2.0.0 jcs==0.2.1 "$OUT"/release-wheels/doom_loop-*.whl
-"$OUT/bench-venv/bin/python" benches/python/bench.py
+"$OUT/bench-venv/bin/python" benches/python/bench.py "$@"

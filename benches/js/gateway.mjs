@@ -7,7 +7,10 @@
 // previous request is: the gateway goes on from its cached prefix) and cold
 // (a conversation it has not seen: the whole history replayed). Each round is
 // a distinct call with its result, so the conversation is forwarded (no
-// refusal), as most requests are.
+// refusal), as most requests are. Beside them, the floor of any gateway: a
+// bare relay (Node's HTTP server reading the body, `fetch` to the same
+// upstream, the answer streamed back — no decision), whose added latency
+// the scoreboard anchors the gateway's on.
 //
 // Usage: node benches/js/gateway.mjs [--json FILE]
 import { createServer } from 'node:http';
@@ -42,6 +45,16 @@ const upstream = createServer((req, res) => {
 await new Promise((resolve) => upstream.listen(0, '127.0.0.1', resolve));
 const upstreamUrl = `http://127.0.0.1:${upstream.address().port}`;
 const proxy = await startProxy({ upstream: upstreamUrl, port: 0, log: () => {} });
+const bareRelay = createServer(async (req, res) => {
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
+  const answer = await fetch(`${upstreamUrl}${req.url}`, { method: req.method, headers: { 'content-type': 'application/json' }, body: Buffer.concat(chunks) });
+  res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+  for await (const chunk of answer.body) res.write(chunk);
+  res.end();
+});
+await new Promise((resolve) => bareRelay.listen(0, '127.0.0.1', resolve));
+const relayUrl = `http://127.0.0.1:${bareRelay.address().port}`;
 
 async function post(base, text) {
   const res = await fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
@@ -74,19 +87,20 @@ const decideText = async (text) => gatewayDecide('chat', encoder.encode(text), u
 console.log(`node ${process.version}; ms per request, medians of alternating rounds\n`);
 for (const rounds of [10, 100, 1000]) {
   const n = rounds >= 1000 ? 6 : 30;
-  const samples = { direct: [], warm: [], cold: [], decideWarm: [], decideCold: [] };
+  const samples = { direct: [], relay: [], warm: [], cold: [], decideWarm: [], decideCold: [] };
   for (let r = 0; r < 7; r++) {
     samples.direct.push(await sequence((text) => post(upstreamUrl, text), rounds, n, false));
+    samples.relay.push(await sequence((text) => post(relayUrl, text), rounds, n, false));
     samples.warm.push(await sequence((text) => post(proxy.url, text), rounds, n, true));
     samples.cold.push(await sequence((text) => post(proxy.url, text), rounds, n, false));
     samples.decideWarm.push(await sequence(decideText, rounds, n, true));
     samples.decideCold.push(await sequence(decideText, rounds, n, false));
   }
   const m = Object.fromEntries(Object.entries(samples).map(([k, xs]) => [k, median(xs)]));
-  const row = { rounds, bytes: encoder.encode(body(rounds)).length, directMs: m.direct, warmMs: m.warm, coldMs: m.cold, addedWarmMs: m.warm - m.direct, addedColdMs: m.cold - m.direct, decideWarmMs: m.decideWarm, decideColdMs: m.decideCold };
+  const row = { rounds, bytes: encoder.encode(body(rounds)).length, directMs: m.direct, relayAddedMs: m.relay - m.direct, warmMs: m.warm, coldMs: m.cold, addedWarmMs: m.warm - m.direct, addedColdMs: m.cold - m.direct, decideWarmMs: m.decideWarm, decideColdMs: m.decideCold };
   rows.push(row);
   console.log(
-    `${String(rounds).padStart(5)} rounds (${(row.bytes / 1024).toFixed(0)} KB): direct ${m.direct.toFixed(2)} ms; through the gateway +${row.addedWarmMs.toFixed(2)} ms warm, ` +
+    `${String(rounds).padStart(5)} rounds (${(row.bytes / 1024).toFixed(0)} KB): direct ${m.direct.toFixed(2)} ms; a bare relay +${row.relayAddedMs.toFixed(2)} ms; through the gateway +${row.addedWarmMs.toFixed(2)} ms warm, ` +
       `+${row.addedColdMs.toFixed(2)} ms cold; the decision alone ${m.decideWarm.toFixed(2)} ms warm, ${m.decideCold.toFixed(2)} ms cold`,
   );
 }
@@ -140,6 +154,8 @@ const memory = { conversations: 256, rounds: 100, perConversationKB: (wasmMemory
 console.log(`memory per cached conversation of 100 rounds: ${memory.perConversationKB.toFixed(1)} KB (the module's memory over 256 conversations)`);
 
 await proxy.close();
+bareRelay.closeAllConnections();
+bareRelay.close();
 upstream.closeAllConnections();
 upstream.close();
 const at = process.argv.indexOf('--json');

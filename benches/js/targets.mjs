@@ -15,7 +15,8 @@
 // canonical text). It is `bounded` when that work alone takes longer than
 // the goal allows: no tuning of the rest can meet it.
 //
-// Usage: node benches/js/targets.mjs PEERS.json STARTUP.json CRITERION_DIR [HOOK.json] [--json FILE]
+// Usage: node benches/js/targets.mjs PEERS.json STARTUP.json CRITERION_DIR [HOOK.json]
+//          [--gateway GATEWAY.json] [--python PYTHON.json] [--json FILE]
 
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -47,6 +48,13 @@ export const LOAD_GOAL = 1.5;
 /** The crate's fingerprint against `serde_jcs` + `sha2`: at least this many times faster. */
 export const NATIVE_GOAL = 2;
 export const NATIVE_INPUTS = ['small', 'large'];
+/** The gateway's added latency per request: at most this multiple of a bare relay's (`gateway.mjs`). */
+export const GATEWAY_GOAL = 2;
+/** The Python wheel's fingerprint: no slower than either peer (`benches/python/bench.py`). */
+export const PYTHON_PEERS = [
+  ['jcs', 'jcs + hashlib'],
+  ['canonicaljson', 'canonicaljson + hashlib'],
+];
 /** The session onResponse row of `peers.mjs`. */
 export const SESSION_ROW = 'session onResponse, one 150 B call';
 
@@ -141,6 +149,40 @@ export function score(peers, startup, native, hook) {
   return out;
 }
 
+/**
+ * The goals of the other ways in, as `score` reports them: the gateway's
+ * added latency per request (warm: an agent's next request) beside a bare
+ * relay's — the floor of any gateway, Node's HTTP server and `fetch` with
+ * no decision — and the Python wheel's fingerprint beside what a Python user
+ * would write instead, on each shape, the slower of the wheel's two inputs
+ * (argument text, a value) against the faster peer.
+ * @param {{rows?: {rounds: number, addedWarmMs: number, relayAddedMs?: number, decideWarmMs: number}[]}} [gateway] `gateway.mjs --json`
+ * @param {{rows?: {shape: string, wheelText: number, wheelValue: number, jcs: number, canonicaljson: number}[]}} [python] `bench.py --json`
+ */
+export function scoreOtherWays(gateway, python) {
+  const out = [];
+  for (const r of gateway?.rows ?? []) {
+    const target = `gateway, ${r.rounds} rounds, warm: added latency within ${GATEWAY_GOAL}× a bare relay's`;
+    const ratio = r.relayAddedMs > 0 && r.addedWarmMs > 0 ? r.addedWarmMs / r.relayAddedMs : undefined;
+    if (ratio === undefined) {
+      out.push({ target, measured: 'not measured', met: null });
+      continue;
+    }
+    const ms = (x) => `${x.toFixed(2)} ms`;
+    const row = { target, measured: `${times(ratio)} (+${ms(r.addedWarmMs)} vs +${ms(r.relayAddedMs)})`, met: ratio <= GATEWAY_GOAL };
+    if (!row.met) row.bound = obstacle(GATEWAY_GOAL * r.relayAddedMs, [['a bare relay', r.relayAddedMs]], ms, r.addedWarmMs);
+    out.push(row);
+  }
+  for (const r of python?.rows ?? []) {
+    const wheel = Math.max(r.wheelText, r.wheelValue);
+    const [field, label] = PYTHON_PEERS.reduce((a, b) => (r[b[0]] < r[a[0]] ? b : a));
+    const ratio = r[field] / wheel;
+    const target = `Python wheel, ${r.shape}: no slower than jcs or canonicaljson + hashlib`;
+    out.push(Number.isFinite(ratio) && ratio > 0 ? { target, measured: `${times(ratio)} ${label}`, met: ratio >= 1 } : { target, measured: 'not measured', met: null });
+  }
+  return out;
+}
+
 /** The peer the package is slowest against: `{ratio, label}` (ratio = peer time ÷ package time), or undefined. */
 export function slowestPeer(r) {
   const ratios = PEERS.filter(([field]) => Number.isFinite(r?.[field])).map(([field, label]) => ({ ratio: r[field], label }));
@@ -219,10 +261,18 @@ const readJson = (file) => (file && existsSync(file) ? JSON.parse(readFileSync(f
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const args = process.argv.slice(2);
-  const at = args.indexOf('--json');
-  const jsonOut = at >= 0 ? args.splice(at, 2)[1] : undefined;
+  const flag = (name) => {
+    const at = args.indexOf(name);
+    return at >= 0 ? args.splice(at, 2)[1] : undefined;
+  };
+  const jsonOut = flag('--json');
+  const gatewayFile = flag('--gateway');
+  const pythonFile = flag('--python');
   const [peersFile, startupFile, criterionDir, hookFile] = args;
-  const rows = score(readJson(peersFile), readJson(startupFile), criterionDir ? readNative(criterionDir) : {}, readJson(hookFile));
+  const rows = [
+    ...score(readJson(peersFile), readJson(startupFile), criterionDir ? readNative(criterionDir) : {}, readJson(hookFile)),
+    ...scoreOtherWays(readJson(gatewayFile), readJson(pythonFile)),
+  ];
   const width = Math.max(...rows.map((r) => r.target.length));
   console.log(`\nperformance goals, this run (Node ${readJson(peersFile)?.node ?? '?'}):`);
   for (const r of rows) {

@@ -1,13 +1,16 @@
 """The wheel beside what a Python user would write instead — `jcs` or
 `canonicaljson` (PyPI) + hashlib.sha256 — on the JS peers' four shapes,
 in one process (median of repeated runs), and a session response with one
-call. Run by `make bench` (scripts/bench-python.sh builds a release wheel)."""
+call. Run by `make bench` (scripts/bench-python.sh builds a release wheel);
+`--json FILE` writes the times (seconds) for the scoreboard
+(benches/js/targets.mjs)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import statistics
+import sys
 import time
 
 import canonicaljson
@@ -41,6 +44,7 @@ def fmt(seconds):
 
 
 def main():
+    rows = []
     print(f"{'shape':<12} {'size':>9} {'wheel (text)':>13} {'wheel (value)':>14} {'jcs+sha256':>12} {'canonicaljson+sha256':>21} {'× jcs':>6} {'× canonicaljson':>16}")
     for name, value in shapes().items():
         text = json.dumps(value)
@@ -48,6 +52,7 @@ def main():
         wheel_value = timed(lambda: doom_loop.fingerprint_tool_call("t", value))
         peer_jcs = timed(lambda: hashlib.sha256(b"t\n" + jcs.canonicalize(value)).hexdigest())
         peer_cj = timed(lambda: hashlib.sha256(b"t\n" + canonicaljson.encode_canonical_json(value)).hexdigest())
+        rows.append({"shape": name, "bytes": len(text), "wheelText": wheel_text, "wheelValue": wheel_value, "jcs": peer_jcs, "canonicaljson": peer_cj})
         print(
             f"{name:<12} {len(text):>9,} {fmt(wheel_text):>13} {fmt(wheel_value):>14} {fmt(peer_jcs):>12} {fmt(peer_cj):>21}"
             f" {peer_jcs / wheel_text:>5.1f}× {peer_cj / wheel_text:>15.1f}×"
@@ -59,7 +64,11 @@ def main():
         n = next(counter)
         session.on_response(None, [{"id": f"c{n}", "tool_name": "read", "arguments": f'{{"path":"src/{n % 50}.rs"}}'}])
 
-    print(f"session response with one call: {fmt(timed(respond, 1.0))}")
+    response = timed(respond, 1.0)
+    print(f"session response with one call: {fmt(response)}")
+    if "--json" in sys.argv:
+        with open(sys.argv[sys.argv.index("--json") + 1], "w", encoding="utf-8") as out:
+            json.dump({"python": sys.version.split()[0], "rows": rows, "sessionResponse": response}, out, indent=1)
 
 
 if __name__ == "__main__":

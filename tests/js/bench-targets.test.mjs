@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { FINGERPRINT_ROWS, FLOOR_GOAL, SESSION_ROW, obstacle, readNative, score, slowestPeer } from '../../benches/js/targets.mjs';
+import { FINGERPRINT_ROWS, FLOOR_GOAL, SESSION_ROW, obstacle, readNative, score, scoreOtherWays, slowestPeer } from '../../benches/js/targets.mjs';
 
 const fingerprintRow = (operation, ratio, strictFloorMultiple) => ({
   operation,
@@ -116,4 +116,25 @@ test('a load whose compile-only process measured no slower than a bare one is no
   const startup = { gzip: 1, sizeGuard: 2, loads: { require: { ms: 20, compileOnlyMs: -2, ratio: null }, import: { ms: 20, compileOnlyMs: 10, ratio: 2 } } };
   const loads = score(undefined, startup, {}).filter((r) => r.target.includes('first fingerprint'));
   assert.deepEqual(loads.map((r) => r.met), [null, false]);
+});
+
+test("the gateway's added latency is judged against a bare relay's, the wheel against the faster Python peer", () => {
+  const gateway = { rows: [{ rounds: 100, addedWarmMs: 2, relayAddedMs: 1, decideWarmMs: 0.5 }, { rounds: 1000, addedWarmMs: 7, relayAddedMs: 1 }, { rounds: 10, addedWarmMs: 1 }] };
+  const python = {
+    rows: [
+      { shape: '150 B', wheelText: 1, wheelValue: 2, jcs: 3, canonicaljson: 2 },
+      { shape: '1 MB string', wheelText: 1, wheelValue: 1, jcs: 0.9, canonicaljson: 5 },
+    ],
+  };
+  const [atBound, past, unmeasured, atPeer, slower] = scoreOtherWays(gateway, python);
+  assert.equal(atBound.met, true);
+  assert.equal(atBound.measured, '2.00× (+2.00 ms vs +1.00 ms)');
+  assert.equal(past.met, false);
+  assert.match(past.bound.text, /^a bare relay 1\.00 ms of the 2\.00 ms it allows, 1\.00 ms left for the rest; the rest takes 6\.00 ms/);
+  assert.equal(unmeasured.met, null);
+  // The slower wheel input (2) against the faster peer (canonicaljson, 2).
+  assert.deepEqual(atPeer, { target: 'Python wheel, 150 B: no slower than jcs or canonicaljson + hashlib', measured: '1.00× canonicaljson + hashlib', met: true });
+  assert.equal(slower.met, false);
+  assert.equal(slower.measured, '0.90× jcs + hashlib');
+  assert.deepEqual(scoreOtherWays(undefined, undefined), []);
 });
