@@ -126,6 +126,53 @@ const host = {
   stderrIsTerminal: () => process.stderr.isTTY === true,
 };
 
+/**
+ * V8 flags for a process that runs one short `hook …` command: the module
+ * validated function by function as they first run, instead of all 1.5 MB
+ * up front, and no optimizing tier (on Node 20 it compiled the state's
+ * JSON reader and writer in the background, for a process that ends
+ * before they run again). Set before the module compiles; measured
+ * together with skipping clap at ≈ 35 ms of CPU a hook event
+ * (docs/performance.md). Only where the flags were checked to exist (V8
+ * 11-13: Node 20-24), since V8 prints an unknown one on stderr.
+ */
+function briefRun() {
+  const major = Number(process.versions.v8?.split('.')[0]);
+  if (process.release?.name !== 'node' || !(major >= 11 && major <= 13)) return;
+  try {
+    require('node:v8').setFlagsFromString('--wasm-lazy-validation --liftoff-only');
+  } catch {
+    // Only slower without them.
+  }
+}
+
+/**
+ * `doomloop hook …`: the module's glue alone (no detector shim: nothing
+ * here uses it), and an agent's event answered without clap (`hookMain`;
+ * any other `hook` line goes to `cliMain`). An agent's hook never fails
+ * the agent: whatever goes wrong answering its event allows the call, with
+ * one line on stderr and exit status 0 (an agent reads 2 as "block").
+ */
+function hookMain(argv) {
+  let event = true;
+  try {
+    briefRun();
+    const core = require('./doom_loop_full_node.cjs');
+    const status = core.hookMain(argv, host);
+    event = status >= 0;
+    process.exitCode = event ? status : core.cliMain(argv, host);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (event) {
+      stderr(`doomloop hook: ${message.replace(/\n/g, ' ')}; allowing the call\n`);
+      process.exitCode = 0;
+    } else {
+      stderr(`doomloop: ${message}\n`);
+      process.exitCode = EXIT_ERROR;
+    }
+  }
+}
+
 if (process.argv[2] === 'proxy') {
   // The gateway server is Node's (an HTTP server and client): its own file.
   const { main } = await import('./proxy.mjs');
@@ -136,6 +183,8 @@ if (process.argv[2] === 'proxy') {
     stderr(`doomloop proxy: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(EXIT_ERROR);
   }
+} else if (process.argv[2] === 'hook') {
+  hookMain(process.argv.slice(2));
 } else try {
   // The full module's exports, behind the replay entry's trap guard (it
   // guards them in place: after a trap, every call throws one named error).

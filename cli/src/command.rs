@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use doom_loop::json::parse;
 use doom_loop::ladder::Action;
+use doom_loop_guard::event::Agent;
 
 use doom_loop_trace::conformance::run_document;
 use doom_loop_trace::eval::Evaluation;
@@ -214,6 +215,9 @@ where
     T: Into<OsString> + Clone,
 {
     let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
+    if let Some(status) = main_plain_hook(&argv, host) {
+        return status;
+    }
     let matches = match Cli::command().try_get_matches_from(&argv) {
         Ok(matches) => matches,
         Err(error) if is_hook_run(&argv) && error.use_stderr() => {
@@ -230,8 +234,36 @@ where
         Ok(cli) => cli,
         Err(error) => return clap_exit(&error, host),
     };
-    let result = run(cli.command, host).and_then(|()| host.flush().map_err(Failure::from));
-    match result {
+    exit_status(run(cli.command, host), host)
+}
+
+/// The hook an agent runs on every event — `hook AGENT` with at most one
+/// `--state-dir` and one `--option` ([`crate::hook::plain_run`]) — read
+/// without clap and answered as [`main`] answers it: `None` for any other
+/// command line (clap's). Building clap's whole command tree is most of
+/// what a hook event costs in freshly compiled wasm (the npm package's
+/// fallback), so the line every event repeats skips it, natively too.
+pub fn main_plain_hook(argv: &[OsString], host: &mut dyn Host) -> Option<u8> {
+    let (agent, args) = crate::hook::plain_run(argv.get(1..)?)?;
+    crate::hook::answer_event(agent, &args, host);
+    Some(exit_status(Ok(()), host))
+}
+
+/// [`main_plain_hook`] for a lossy host (see [`main_lossy`]): `None` also
+/// when an argument holds U+FFFD, which [`main_lossy`] answers.
+pub fn main_plain_hook_lossy(argv: &[String], host: &mut dyn Host) -> Option<u8> {
+    if argv.iter().any(|a| a.contains('\u{FFFD}')) {
+        return None;
+    }
+    let argv: Vec<OsString> = std::iter::once("doomloop".into())
+        .chain(argv.iter().map(OsString::from))
+        .collect();
+    main_plain_hook(&argv, host)
+}
+
+/// A command's outcome, its output flushed, as the exit status.
+fn exit_status(result: Outcome, host: &mut dyn Host) -> u8 {
+    match result.and_then(|()| host.flush().map_err(Failure::from)) {
         Ok(()) => 0,
         Err(Failure::Finding(message)) => {
             warn(host, &format!("doomloop: {message}"));
@@ -282,9 +314,10 @@ pub fn main_lossy(argv: &[String], host: &mut dyn Host) -> u8 {
     clap_exit(&error, host)
 }
 
-/// `doomloop hook claude-code|gemini-cli …`: a hook an agent runs.
+/// `doomloop hook AGENT …`: a hook an agent runs (every agent reads a
+/// non-zero exit as a failed hook; Copilot CLI denies the call).
 fn is_hook_run(argv: &[OsString]) -> bool {
-    argv.len() >= 3 && argv[1] == "hook" && (argv[2] == "claude-code" || argv[2] == "gemini-cli" || argv[2] == "codex")
+    argv.len() >= 3 && argv[1] == "hook" && argv[2].to_str().and_then(Agent::from_name).is_some()
 }
 
 /// Help and version go to stdout (exit 0, or the output failure's

@@ -3,6 +3,7 @@
 //! clap's arguments and the dispatch to the guard (`doom-loop-guard`), which
 //! decides, installs, reads its config and its log without a parser of its own.
 
+use std::ffi::OsString;
 use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
 
@@ -164,10 +165,10 @@ fn config_hint(host: &mut dyn Host) -> String {
 /// for stderr).
 pub fn main(command: HookCommand, host: &mut dyn Host) -> Result<(), String> {
     match command {
-        HookCommand::ClaudeCode(args) => hook(Agent::ClaudeCode, &args, host),
-        HookCommand::GeminiCli(args) => hook(Agent::GeminiCli, &args, host),
-        HookCommand::Codex(args) => hook(Agent::Codex, &args, host),
-        HookCommand::Copilot(args) => hook(Agent::Copilot, &args, host),
+        HookCommand::ClaudeCode(args) => answer_event(Agent::ClaudeCode, &args, host),
+        HookCommand::GeminiCli(args) => answer_event(Agent::GeminiCli, &args, host),
+        HookCommand::Codex(args) => answer_event(Agent::Codex, &args, host),
+        HookCommand::Copilot(args) => answer_event(Agent::Copilot, &args, host),
         HookCommand::Install(args) => return install_main(&args, host),
         HookCommand::Config(args) => return config_main(&args, host),
         HookCommand::Log(args) => return log_main(&args, host),
@@ -175,7 +176,44 @@ pub fn main(command: HookCommand, host: &mut dyn Host) -> Result<(), String> {
     Ok(())
 }
 
-fn hook(agent: Agent, args: &RunArgs, host: &mut dyn Host) {
+/// The words of `hook AGENT [--state-dir DIR] [--option JSON]` (after the
+/// program name), each flag at most once, as two words or `--flag=value` —
+/// the command line an agent runs on every event — read without clap:
+/// the agent and the arguments clap would read from them, or `None` for
+/// any other command line, which clap then reads (and answers, for a bad
+/// hook line, as before). Only words whose reading by clap is certain are
+/// taken: no value that is empty or starts with `-`, no word that is not
+/// UTF-8; cli/tests/command.rs checks the two readings agree.
+pub fn plain_run(words: &[OsString]) -> Option<(Agent, RunArgs)> {
+    let mut words = words.iter().map(|w| w.to_str());
+    if words.next()?? != "hook" {
+        return None;
+    }
+    let agent = Agent::from_name(words.next()??)?;
+    let mut args = RunArgs::default();
+    while let Some(word) = words.next() {
+        let (flag, attached) = match word?.split_once('=') {
+            Some((flag, value)) => (flag, Some(value)),
+            None => (word?, None),
+        };
+        let value = match attached {
+            Some(value) => value,
+            None => words.next()??,
+        };
+        if value.is_empty() || value.starts_with('-') {
+            return None;
+        }
+        match flag {
+            "--state-dir" if args.state_dir.is_none() => args.state_dir = Some(PathBuf::from(value)),
+            "--option" if args.option.is_none() => args.option = Some(value.to_string()),
+            _ => return None,
+        }
+    }
+    Some((agent, args))
+}
+
+/// Answers one hook event of `agent` (JSON on stdin): always succeeds.
+pub fn answer_event(agent: Agent, args: &RunArgs, host: &mut dyn Host) {
     let mut warnings = Vec::new();
     let option = match &args.option {
         None => None,

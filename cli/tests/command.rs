@@ -3,9 +3,12 @@
 //! `fs`, can do it too); code that reached behind the host's back would
 //! find nothing here.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use doom_loop_cli::command::{main, main_lossy, EXIT_ERROR, VERSION};
+use doom_loop_cli::hook::{plain_run, HookCommand};
+use doom_loop_guard::event::Agent;
 use doom_loop_trace::host::MemoryHost;
 
 const LOOP: &str = r#"{"rounds":[{"calls":[{"toolName":"t","args":{}}]},{"calls":[{"toolName":"t","args":{}}]},{"calls":[{"toolName":"t","args":{}}]}]}"#;
@@ -125,4 +128,104 @@ fn the_hook_keeps_its_locked_state_in_the_hosts_files_and_refuses_the_third_call
         "{}",
         host.stderr
     );
+}
+
+/// The words `hook` takes after it, as clap reads them: `hook`'s own
+/// subcommand enum under a bare parser.
+#[derive(clap::Parser)]
+struct HookLine {
+    #[command(subcommand)]
+    command: HookCommand,
+}
+
+/// What clap reads from `hook WORDS…`, when it reads an agent's event.
+fn clap_reading(words: &[&str]) -> Option<String> {
+    use clap::Parser;
+    let parsed = HookLine::try_parse_from(std::iter::once("hook").chain(words.iter().copied())).ok()?;
+    let (agent, args) = match parsed.command {
+        HookCommand::ClaudeCode(args) => (Agent::ClaudeCode, args),
+        HookCommand::GeminiCli(args) => (Agent::GeminiCli, args),
+        HookCommand::Codex(args) => (Agent::Codex, args),
+        HookCommand::Copilot(args) => (Agent::Copilot, args),
+        _ => return None,
+    };
+    Some(format!("{agent:?} {args:?}"))
+}
+
+#[test]
+fn the_hook_line_read_without_clap_is_read_as_clap_reads_it() {
+    // Every line of up to three words from these after `hook AGENT`: each
+    // one read without clap must be what clap reads; the lines agents run
+    // must be among them.
+    let pool = [
+        "--state-dir",
+        "--state-dir=/s",
+        "/s",
+        "/t",
+        "--option",
+        "--option={}",
+        "{}",
+        "-1",
+        "--option=-1",
+        "",
+        "--",
+        "--help",
+        "--state-dir=",
+        "=",
+        "x=y",
+        "install",
+        "codex",
+    ];
+    let mut lines: Vec<Vec<&str>> = vec![vec![]];
+    for _ in 0..3 {
+        let longer: Vec<Vec<&str>> = lines
+            .iter()
+            .filter(|l| l.len() == lines.last().map_or(0, Vec::len))
+            .flat_map(|l| pool.iter().map(move |w| [l.clone(), vec![*w]].concat()))
+            .collect();
+        lines.extend(longer);
+    }
+    let mut taken = 0;
+    for agent in ["claude-code", "gemini-cli", "codex", "copilot", "install", "nope"] {
+        for rest in &lines {
+            let words: Vec<&str> = [vec![agent], rest.clone()].concat();
+            let argv: Vec<OsString> = std::iter::once("hook")
+                .chain(words.iter().copied())
+                .map(OsString::from)
+                .collect();
+            if let Some((agent, args)) = plain_run(&argv) {
+                taken += 1;
+                assert_eq!(Some(format!("{agent:?} {args:?}")), clap_reading(&words), "{words:?}");
+            }
+        }
+    }
+    assert!(taken > 100, "{taken}");
+    for line in [
+        &["claude-code"][..],
+        &["codex", "--state-dir", "/s"],
+        &["gemini-cli", "--state-dir=/s", "--option", "{}"],
+        &["copilot", "--option={\"a\":1}", "--state-dir", "/s"],
+    ] {
+        let argv: Vec<OsString> = std::iter::once("hook")
+            .chain(line.iter().copied())
+            .map(OsString::from)
+            .collect();
+        assert!(plain_run(&argv).is_some(), "{line:?}");
+    }
+}
+
+#[test]
+fn a_bad_hook_command_line_allows_the_call_for_every_agent() {
+    // Exit 2 reads as "block" (Copilot CLI denies the call on any non-zero
+    // exit): a hook line clap rejects allows it, with one line.
+    for agent in ["claude-code", "gemini-cli", "codex", "copilot"] {
+        let mut host = MemoryHost::default();
+        assert_eq!(run(&mut host, &["hook", agent, "--bogus"]), 0, "{agent}");
+        assert!(
+            host.stderr.ends_with("; allowing the call\n"),
+            "{agent}: {}",
+            host.stderr
+        );
+        assert_eq!(host.stderr.lines().count(), 1, "{agent}: {}", host.stderr);
+    }
 }

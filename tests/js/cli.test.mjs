@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync, mkdtempSync, mkdirSync, readFileSync, existsSync } from 'node:fs';
+import { cpSync, writeFileSync, mkdtempSync, mkdirSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -486,4 +486,31 @@ test('argv parity: random argument lists get the same status, stdout and stderr 
     noPanic(b);
   }
   assert.equal(compared, 80);
+});
+
+test('a hook line clap rejects allows the call from both CLIs, for every agent', () => {
+  // Exit 2 reads as "block" (Copilot CLI denies the call on any non-zero exit).
+  for (const agent of ['claude-code', 'gemini-cli', 'codex', 'copilot']) {
+    const [a, b] = run(['hook', agent, '--bogus'], '{}');
+    assert.equal(a.status, 0, `${agent}: ${a.stderr}`);
+    assert.equal(b.status, 0, `${agent}: ${b.stderr}`);
+    assert.equal(b.stderr, a.stderr);
+    assert.match(a.stderr, /^doomloop hook: error: unexpected argument '--bogus' found; allowing the call\n$/);
+  }
+});
+
+test('the wasm CLI allows a hook event when its module cannot load: one line, exit 0', () => {
+  const copy = join(dir, 'broken-pkg');
+  cpSync(join(root, 'pkg'), copy, { recursive: true });
+  writeFileSync(join(copy, 'doom_loop_full_bg.wasm'), 'not wasm');
+  const event = JSON.stringify({ session_id: 's', hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'ls' } });
+  const r = spawnSync(process.execPath, [join(copy, 'cli.mjs'), 'hook', 'claude-code', '--state-dir', join(dir, 'broken-state')], {
+    encoding: 'utf8', input: event, env: { ...process.env, DOOMLOOP_WASM: '1' },
+  });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, '');
+  assert.match(r.stderr, /^doomloop hook: .*; allowing the call\n$/);
+  // Any other command still fails as a broken install should.
+  const other = spawnSync(process.execPath, [join(copy, 'cli.mjs'), 'canonicalize', '{}'], { encoding: 'utf8', env: { ...process.env, DOOMLOOP_WASM: '1' } });
+  assert.equal(other.status, 2, other.stderr);
 });

@@ -295,3 +295,12 @@ impl Host for JsHost {
 pub fn cli_main(argv: Vec<String>, host: JsValue) -> u8 {
     command::main_lossy(&argv, &mut JsHost { host })
 }
+
+/// `npx doomloop hook AGENT …` as an agent runs it on every event, read
+/// without clap (`command::main_plain_hook_lossy`): the exit status, or -1
+/// for any other command line (then [`cli_main`] answers it). An export of
+/// its own, so that a hook event compiles only the hook's code.
+#[wasm_bindgen(js_name = hookMain)]
+pub fn hook_main(argv: Vec<String>, host: JsValue) -> i32 {
+    command::main_plain_hook_lossy(&argv, &mut JsHost { host }).map_or(-1, i32::from)
+}
