@@ -29,6 +29,7 @@
 
 pub mod answer;
 pub mod api;
+mod raw;
 pub mod read;
 pub mod rewrite;
 
@@ -39,8 +40,11 @@ use doom_loop::ladder::Action as Rung;
 use doom_loop::monitor::Verdict;
 use doom_loop::session::{CallAction, Capabilities, Session, SessionOptions};
 use doom_loop::JsString;
+use doom_loop_trace::import::{Conversation, Resume};
 use doom_loop_trace::replay::round_response;
 use indexmap::IndexMap;
+use std::collections::HashMap;
+use xxhash_rust::xxh3::Xxh3;
 
 pub use answer::Answer;
 pub use api::{route, Api};
@@ -164,21 +168,33 @@ struct Snapshot {
     refusals: Vec<Refusal>,
     last_verdicts: Vec<Verdict>,
     guidance: Option<JsString>,
+    /// The rounds those messages hold.
+    rounds: usize,
+    /// How many messages (Responses: input items) were read.
+    items: usize,
+    /// Where reading them stopped, to read the next request's on from there.
+    resume: Resume,
 }
 
 /// The gateway with a bounded cache of conversation prefixes: an agent's
-/// next request carries the previous one's conversation plus one round, so
-/// the engine's state after those rounds (keyed by a digest chained over
-/// every round's calls, arguments, results and text, and the options) lets
-/// it replay only what is new. The decisions are the same as [`decide`]'s,
-/// cache or not (a property the tests check); the least recently used
-/// prefix is dropped past `capacity`.
+/// next request carries the previous one's messages plus the new ones, so
+/// the engine's state after the previous request (keyed by a digest of the
+/// options, the API and the text of each message as it appears in the
+/// body) lets it build values for, read and replay only what is new. A
+/// client that writes a message's JSON differently from one request to the
+/// next (other key order, other spacing) misses the cache and gets the
+/// whole replay: the same decision, at its cost. The decisions are the
+/// same as [`decide`]'s, cache or not (a property the tests check); the
+/// least recently used prefix is dropped past `capacity`.
 #[derive(Clone, Debug)]
 pub struct Gateway {
     options: GatewayOptions,
     seed: String,
     capacity: usize,
-    cache: IndexMap<String, Snapshot>,
+    cache: IndexMap<u128, Snapshot>,
+    /// How many cached prefixes end after each number of messages: only
+    /// there is a request's digest worth taking.
+    lengths: HashMap<usize, usize>,
 }
 
 impl Gateway {
@@ -198,6 +214,7 @@ impl Gateway {
             seed,
             capacity,
             cache: IndexMap::new(),
+            lengths: HashMap::new(),
         }
     }
 
@@ -221,6 +238,13 @@ impl Gateway {
     }
 }
 
+/// Where a replay starts: the engine made for it, or a cached prefix.
+type Start = Option<Snapshot>;
+
+/// Where a replay's end is kept: the digest of the request's messages,
+/// how many there are, and where reading them stopped.
+type Save = Option<(u128, usize, Resume)>;
+
 /// What replaying the conversation found.
 struct Replay {
     rounds: usize,
@@ -235,9 +259,26 @@ struct Replay {
 impl Gateway {
     fn try_decide(&mut self, api: Api, body: &[u8]) -> Result<Decision, String> {
         let text = std::str::from_utf8(body).map_err(|_| "the body is not UTF-8".to_string())?;
-        let value = parse(text).map_err(|e| format!("the body is not JSON ({})", e.message()))?;
-        let request = read::read(api, &value)?;
-        let replay = self.replay(&request)?;
+        let raw = (self.capacity > 0).then(|| raw::read(api, text)).flatten();
+        let digests = raw.as_ref().map(|raw| self.digests(api, &raw.items));
+        let warm = raw.as_ref().zip(digests).and_then(|(raw, (cached, digest))| {
+            let (done, key) = cached?;
+            self.warm(api, raw, done, key, digest)
+        });
+        let (request, replay, value) = match warm {
+            Some((request, replay)) => (request, replay, None),
+            None => {
+                let value = parse_body(text)?;
+                let (request, resume) = read::read_resumable(api, &value)?;
+                let save = raw
+                    .as_ref()
+                    .zip(digests)
+                    .zip(resume)
+                    .map(|((raw, (_, digest)), resume)| (digest, raw.items.len(), resume));
+                let replay = self.replay(&request.conversation, None, save)?;
+                (request, replay, Some(value))
+            }
+        };
         let mut log: Vec<String> = replay
             .warnings
             .iter()
@@ -286,6 +327,11 @@ impl Gateway {
                 log,
             });
         }
+        // Values for the whole body only when it is rewritten (rarely).
+        let value = match value {
+            Some(value) => value,
+            None => parse_body(text)?,
+        };
         let rewritten = rewrite::rewrite(api, value, &replay.refusals, replay.guidance.as_ref());
         Ok(Decision {
             action: Action::Rewrite(to_json(&rewritten)),
@@ -293,6 +339,10 @@ impl Gateway {
             log,
         })
     }
+}
+
+fn parse_body(text: &str) -> Result<Value, String> {
+    parse(text).map_err(|e| format!("the body is not JSON ({})", e.message()))
 }
 
 /// The final message of a halted run: what stopped it, in the verdict's words.
@@ -306,13 +356,68 @@ fn stop_text(verdict: &Verdict) -> JsString {
 }
 
 impl Gateway {
+    /// The request and its replay going on from the cached prefix `key` of
+    /// its first `done` messages, building values only for the messages
+    /// after it (`digest`: of them all); or `None` (messages the prefix
+    /// cannot be read on from): read the whole body.
+    fn warm(
+        &mut self,
+        api: Api,
+        raw: &raw::Raw<'_>,
+        done: usize,
+        key: u128,
+        digest: u128,
+    ) -> Option<(Request, Replay)> {
+        let snapshot = self.cache.get(&key)?.clone();
+        let items = raw.items[done..]
+            .iter()
+            .map(|item| parse(item).ok())
+            .collect::<Option<Vec<Value>>>()?;
+        let (conversation, resume) = read::conversation_from(api, &items, &snapshot.resume).ok()?;
+        let model = match raw.model {
+            Some(model) => parse(model).ok()?.as_js_string().cloned(),
+            None => None,
+        };
+        let save = resume.map(|resume| (digest, raw.items.len(), resume));
+        let replay = self.replay(&conversation, Some(snapshot), save).ok()?;
+        let request = Request {
+            conversation,
+            model,
+            stream: raw.stream,
+        };
+        Some((request, replay))
+    }
+
+    /// The digest of the longest prefix of `items` that is cached (with its
+    /// length), and the digest of them all: the options, the API, then each
+    /// message's text, its length first.
+    fn digests(&self, api: Api, items: &[&str]) -> (Option<(usize, u128)>, u128) {
+        let mut hasher = Xxh3::new();
+        hasher.update(self.seed.as_bytes());
+        hasher.update(api.name().as_bytes());
+        let mut cached = None;
+        for (i, item) in items.iter().enumerate() {
+            hasher.update(&(item.len() as u64).to_le_bytes());
+            hasher.update(item.as_bytes());
+            if self.lengths.contains_key(&(i + 1)) {
+                let digest = hasher.digest128();
+                if self.cache.contains_key(&digest) {
+                    cached = Some((i + 1, digest));
+                }
+            }
+        }
+        (cached, hasher.digest128())
+    }
+
     /// Replays the conversation through the session engine as an in-process
     /// adapter would have lived it: per turn, a user message before it lifts
     /// a halt; the turn's calls are one round; the results of the calls the
     /// engine let run feed it (a refused call's result is what the refusal
     /// replaces); the guidance after the last turn goes with this request.
-    /// From the longest cached prefix, when there is one.
-    fn replay(&mut self, request: &Request) -> Result<Replay, String> {
+    /// From `start` (a cached prefix, the conversation then being what its
+    /// messages are followed by) when there is one; the state at the end is
+    /// cached as `save` says.
+    fn replay(&mut self, conversation: &Conversation, start: Start, save: Save) -> Result<Replay, String> {
         let resolution = resolve_doom_loop_option(Some(&self.options.option));
         let mut warnings = resolution.warnings;
         let config = resolution
@@ -328,32 +433,30 @@ impl Gateway {
             },
             ..SessionOptions::default()
         };
-        let rounds = &request.conversation.rounds;
-        let keys = if self.capacity > 0 {
-            prefix_keys(&self.seed, rounds)
-        } else {
-            Vec::new()
-        };
-        let cached = keys
-            .iter()
-            .enumerate()
-            .rev()
-            .find_map(|(i, key)| Some((i + 1, self.cache.get(key)?.clone())));
-        let (start, mut session, mut refusals, mut last_verdicts, mut guidance) = match cached {
-            Some((done, snapshot)) => (
-                done,
+        let rounds = &conversation.rounds;
+        let (done, items_done, mut session, mut refusals, mut last_verdicts, mut guidance) = match start {
+            Some(snapshot) => (
+                snapshot.rounds,
+                snapshot.items,
                 snapshot.session,
                 snapshot.refusals,
                 snapshot.last_verdicts,
                 snapshot.guidance,
             ),
-            None => (0, Session::new(config, session_options), Vec::new(), Vec::new(), None),
+            None => (
+                0,
+                0,
+                Session::new(config, session_options),
+                Vec::new(),
+                Vec::new(),
+                None,
+            ),
         };
-        for (index, round) in rounds.iter().enumerate().skip(start) {
+        for (index, round) in rounds.iter().enumerate() {
             if round.after_user {
                 session.on_user_turn();
             }
-            let outcome = session.on_response(round_response(round, index + 1));
+            let outcome = session.on_response(round_response(round, done + index + 1));
             let mut verdicts = outcome.verdicts;
             for (call, decision) in round.calls.iter().zip(&outcome.decisions) {
                 if decision.action == CallAction::Refuse {
@@ -371,24 +474,27 @@ impl Gateway {
             last_verdicts = verdicts;
             warnings.extend(session.take_warnings());
         }
-        if let Some(key) = keys.last().filter(|_| rounds.len() > start) {
+        if let Some((key, items, resume)) = save.filter(|(_, items, _)| *items > items_done) {
             self.remember(
-                key.clone(),
+                key,
                 Snapshot {
                     session: session.clone(),
                     refusals: refusals.clone(),
                     last_verdicts: last_verdicts.clone(),
                     guidance: guidance.clone(),
+                    rounds: done + rounds.len(),
+                    items,
+                    resume,
                 },
             );
         }
-        if request.conversation.ends_with_user_turn {
+        if conversation.ends_with_user_turn {
             session.on_user_turn();
             last_verdicts.clear();
             guidance = None;
         }
         Ok(Replay {
-            rounds: rounds.len(),
+            rounds: done + rounds.len(),
             refusals,
             last_verdicts,
             guidance,
@@ -399,37 +505,26 @@ impl Gateway {
 
     /// Keeps `snapshot` as the most recently used prefix, dropping the least
     /// recently used past the capacity.
-    fn remember(&mut self, key: String, snapshot: Snapshot) {
-        self.cache.shift_remove(&key);
+    fn remember(&mut self, key: u128, snapshot: Snapshot) {
+        if let Some(old) = self.cache.shift_remove(&key) {
+            self.forget(old.items);
+        }
+        *self.lengths.entry(snapshot.items).or_default() += 1;
         self.cache.insert(key, snapshot);
         while self.cache.len() > self.capacity {
-            self.cache.shift_remove_index(0);
+            if let Some((_, old)) = self.cache.shift_remove_index(0) {
+                self.forget(old.items);
+            }
         }
     }
-}
 
-/// The digest of each prefix of `rounds` (index i: rounds 0..=i), chained
-/// from `seed`: a round's text, user turn, and every call's tool, id,
-/// arguments and result.
-fn prefix_keys(seed: &str, rounds: &[doom_loop_trace::transcript::TranscriptRound]) -> Vec<String> {
-    let mut key = seed.to_string();
-    rounds
-        .iter()
-        .map(|round| {
-            let mut text = std::mem::take(&mut key);
-            text.push_str(if round.after_user { "\nU" } else { "\nR" });
-            text.push_str(&to_json(&round.text.clone().map_or(Value::Null, Value::String)));
-            for call in &round.calls {
-                text.push('\n');
-                text.push_str(&to_json(&Value::String(call.tool_name.clone())));
-                text.push_str(&to_json(&call.id.clone().map_or(Value::Null, Value::String)));
-                text.push_str(&to_json(&call.args));
-                text.push_str(if call.malformed { "m" } else { "w" });
-                text.push_str(&call.result.as_ref().map_or_else(|| "-".to_string(), to_json));
-                text.push_str(if call.failed { "f" } else { "o" });
+    /// One cached prefix of `items` messages fewer.
+    fn forget(&mut self, items: usize) {
+        if let Some(count) = self.lengths.get_mut(&items) {
+            *count -= 1;
+            if *count == 0 {
+                self.lengths.remove(&items);
             }
-            key = sha256_hex(text.as_bytes());
-            key.clone()
-        })
-        .collect()
+        }
+    }
 }

@@ -14,7 +14,7 @@
 use doom_loop::error::Result;
 use doom_loop::json::Value;
 
-use super::{at, call_from, content_text, get, invalid, output_value, string_field, Builder, Conversation};
+use super::{at, call_from, content_text, get, invalid, output_value, string_field, Builder, Conversation, Resume};
 use crate::transcript::TranscriptRound;
 
 /// The rounds of an Anthropic message list.
@@ -33,8 +33,17 @@ pub fn rounds(messages: &[Value]) -> Result<Vec<TranscriptRound>> {
 /// # Errors
 /// As [`rounds`].
 pub fn conversation(messages: &[Value]) -> Result<Conversation> {
-    let mut builder = Builder::default();
-    let mut previous_id = None;
+    Ok(conversation_from(messages, &Resume::default())?.0)
+}
+
+/// [`conversation`] of the messages that follow those read up to `from`,
+/// and where reading them stopped (when nothing is left open).
+///
+/// # Errors
+/// As [`conversation`], naming messages by their place in `messages`.
+pub fn conversation_from(messages: &[Value], from: &Resume) -> Result<(Conversation, Option<Resume>)> {
+    let mut builder = Builder::resumed(from);
+    let mut previous_id = from.previous_id.clone();
     for (i, message) in messages.iter().enumerate() {
         let id = string_field(message, &["id"]);
         let continues = id.is_some() && id == previous_id;
@@ -44,7 +53,9 @@ pub fn conversation(messages: &[Value]) -> Result<Conversation> {
         message_into(&mut builder, message, continues).map_err(|e| at(&format!("messages[{i}]"), e))?;
         previous_id = id;
     }
-    Ok(builder.finish_conversation())
+    builder.check_resumed()?;
+    let resume = builder.resume(previous_id);
+    Ok((builder.finish_conversation(), resume))
 }
 
 /// A user message that is the person's, not the tools': it answers no

@@ -11,7 +11,9 @@
 use doom_loop::error::Result;
 use doom_loop::json::Value;
 
-use super::{array, at, call_from, content_text, get, invalid, output_value, string_field, Builder, Conversation};
+use super::{
+    array, at, call_from, content_text, get, invalid, output_value, string_field, Builder, Conversation, Resume,
+};
 use crate::transcript::TranscriptRound;
 
 /// The rounds of a chat message list.
@@ -29,11 +31,22 @@ pub fn rounds(messages: &[Value]) -> Result<Vec<TranscriptRound>> {
 /// # Errors
 /// As [`rounds`].
 pub fn conversation(messages: &[Value]) -> Result<Conversation> {
-    let mut builder = Builder::default();
+    Ok(conversation_from(messages, &Resume::default())?.0)
+}
+
+/// [`conversation`] of the messages that follow those read up to `from`,
+/// and where reading them stopped (when nothing is left open).
+///
+/// # Errors
+/// As [`rounds`], naming messages by their place in `messages`.
+pub fn conversation_from(messages: &[Value], from: &Resume) -> Result<(Conversation, Option<Resume>)> {
+    let mut builder = Builder::resumed(from);
     for (i, message) in messages.iter().enumerate() {
         message_into(&mut builder, message).map_err(|e| at(&format!("messages[{i}]"), e))?;
     }
-    Ok(builder.finish_conversation())
+    builder.check_resumed()?;
+    let resume = builder.resume(None);
+    Ok((builder.finish_conversation(), resume))
 }
 
 fn message_into(builder: &mut Builder, message: &Value) -> Result<()> {

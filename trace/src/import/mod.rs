@@ -204,6 +204,26 @@ pub struct Conversation {
     pub ends_with_user_turn: bool,
 }
 
+/// Where reading a request's messages stopped with nothing left waiting:
+/// every call's result already given (by its id or in order), so no later
+/// message can change a round read so far (a turn still open is counted
+/// as read; a later message that adds to it makes reading on an error). Reading
+/// the messages after them from here (each format's `conversation_from`)
+/// gives the rounds that reading every message would give after these —
+/// what lets a gateway keep the engine's state after an agent's previous
+/// request and read only what its next request adds.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Resume {
+    /// A user message came since the last turn.
+    user_pending: bool,
+    /// The last message's `id` (Anthropic: a message with the same id goes
+    /// on with the turn).
+    previous_id: Option<JsString>,
+    /// A turn was under way (Anthropic: an assistant message's calls, all
+    /// answered, ends only at the next assistant or user message).
+    open: bool,
+}
+
 /// Where a call sits: (round index, call index).
 type Slot = (usize, usize);
 
@@ -222,11 +242,18 @@ pub(crate) struct Builder {
     unmatched_by_tool: HashMap<Vec<u8>, BTreeSet<Slot>>,
     /// A user message came since the last turn ([`Builder::user_turn`]).
     user_pending: bool,
+    /// Going on from a [`Resume`] whose turn was open: that turn was read
+    /// (and its round counted) already, so its end pushes nothing.
+    resumed_open: bool,
+    /// Something was added to that turn: reading on from the resume does
+    /// not give what reading every message would.
+    diverged: bool,
 }
 
 impl Builder {
     /// Adds assistant text to the current turn.
     pub fn text(&mut self, text: JsString) {
+        self.touch();
         match &mut self.current.text {
             Some(existing) => {
                 existing.push_str("\n");
@@ -238,6 +265,7 @@ impl Builder {
 
     /// Appends a streamed chunk to the current turn's text (no separator).
     pub fn append_text(&mut self, chunk: JsString) {
+        self.touch();
         match &mut self.current.text {
             Some(existing) => existing.push_js(&chunk),
             None => self.current.text = Some(chunk),
@@ -248,12 +276,14 @@ impl Builder {
     /// records it.
     pub fn usage(&mut self, tokens: Option<f64>) {
         if let Some(tokens) = tokens.filter(|t| t.is_finite() && *t > 0.0) {
+            self.touch();
             *self.current.tokens.get_or_insert(0.0) += tokens;
         }
     }
 
     /// Adds a call to the current turn; `id` is what its result names.
     pub fn call(&mut self, mut call: TranscriptCall, id: Option<&JsString>) {
+        self.touch();
         let slot = (self.rounds.len(), self.current.calls.len());
         if let Some(id) = id {
             self.by_id.insert(id.as_bytes().to_vec(), slot);
@@ -265,8 +295,19 @@ impl Builder {
         self.current.calls.push(call);
     }
 
+    /// Marks a change to the current turn: to a resumed open one, a
+    /// divergence.
+    fn touch(&mut self) {
+        self.diverged |= self.resumed_open;
+    }
+
     /// Ends the current turn (if it had anything).
     pub fn end_turn(&mut self) {
+        if std::mem::take(&mut self.resumed_open) {
+            // As pushing it would: the user message before it is taken.
+            self.user_pending = false;
+            return;
+        }
         if self.current.text.is_some() || !self.current.calls.is_empty() {
             let mut round = std::mem::take(&mut self.current);
             round.after_user = std::mem::take(&mut self.user_pending);
@@ -335,6 +376,42 @@ impl Builder {
     /// The rounds, the last turn included.
     pub fn finish(self) -> Vec<TranscriptRound> {
         self.finish_conversation().rounds
+    }
+
+    /// A builder going on from `resume` (its rounds not held again; an
+    /// open turn's round not pushed again).
+    pub fn resumed(resume: &Resume) -> Builder {
+        Builder {
+            user_pending: resume.user_pending,
+            resumed_open: resume.open,
+            ..Builder::default()
+        }
+    }
+
+    /// Where reading stopped, when no call waits for its result (by id or
+    /// in order) and no usage waits for its turn; an open turn (all its
+    /// calls answered) is allowed: [`Builder::finish_conversation`] counts
+    /// it as a round, so reading on must not add to it.
+    pub fn resume(&self, previous_id: Option<JsString>) -> Option<Resume> {
+        let open = self.resumed_open || self.current.text.is_some() || !self.current.calls.is_empty();
+        let settled = !self.diverged
+            && self.by_id.is_empty()
+            && self.unmatched.is_empty()
+            && (open || self.current.tokens.is_none());
+        settled.then_some(Resume {
+            user_pending: self.user_pending,
+            previous_id,
+            open,
+        })
+    }
+
+    /// Reading on from a resume added to the turn it left open: an error
+    /// (read every message instead).
+    pub fn check_resumed(&self) -> Result<()> {
+        if self.diverged {
+            return Err(invalid("a message goes on with the turn the resumed reading counted"));
+        }
+        Ok(())
     }
 
     /// The rounds, and whether a user message came after the last of them.

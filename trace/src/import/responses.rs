@@ -19,7 +19,7 @@
 use doom_loop::error::Result;
 use doom_loop::json::Value;
 
-use super::{at, call_from, content_text, get, invalid, output_value, string_field, Builder, Conversation};
+use super::{at, call_from, content_text, get, invalid, output_value, string_field, Builder, Conversation, Resume};
 use crate::transcript::TranscriptRound;
 
 /// Item `type`s that mark a list as Responses items.
@@ -60,11 +60,22 @@ pub fn rounds(items: &[Value]) -> Result<Vec<TranscriptRound>> {
 /// # Errors
 /// As [`rounds`].
 pub fn conversation(items: &[Value]) -> Result<Conversation> {
-    let mut builder = Builder::default();
+    Ok(conversation_from(items, &Resume::default())?.0)
+}
+
+/// [`conversation`] of the items that follow those read up to `from`,
+/// and where reading them stopped (when nothing is left open).
+///
+/// # Errors
+/// As [`conversation`], naming items by their place in `items`.
+pub fn conversation_from(items: &[Value], from: &Resume) -> Result<(Conversation, Option<Resume>)> {
+    let mut builder = Builder::resumed(from);
     for (i, item) in items.iter().enumerate() {
         item_into(&mut builder, item).map_err(|e| at(&format!("items[{i}]"), e))?;
     }
-    Ok(builder.finish_conversation())
+    builder.check_resumed()?;
+    let resume = builder.resume(None);
+    Ok((builder.finish_conversation(), resume))
 }
 
 fn item_into(builder: &mut Builder, item: &Value) -> Result<()> {
