@@ -368,17 +368,26 @@ impl Gateway {
         key: u128,
         digest: u128,
     ) -> Option<(Request, Replay)> {
-        let snapshot = self.cache.get(&key)?.clone();
         let items = raw.items[done..]
             .iter()
             .map(|item| parse(item).ok())
             .collect::<Option<Vec<Value>>>()?;
-        let (conversation, resume) = read::conversation_from(api, &items, &snapshot.resume).ok()?;
+        let (conversation, resume) = read::conversation_from(api, &items, &self.cache.get(&key)?.resume).ok()?;
         let model = match raw.model {
             Some(model) => parse(model).ok()?.as_js_string().cloned(),
             None => None,
         };
-        let save = resume.map(|resume| (digest, raw.items.len(), resume));
+        let save = resume
+            .filter(|_| raw.items.len() > done)
+            .map(|resume| (digest, raw.items.len(), resume));
+        // A conversation that goes on is kept once, at its latest state: the
+        // prefix is taken, not copied (a request that branches from it
+        // later is a whole replay). A retry, or a request cut inside a turn,
+        // leaves it in place.
+        let snapshot = match save {
+            Some(_) => self.take(key)?,
+            None => self.cache.get(&key)?.clone(),
+        };
         let replay = self.replay(&conversation, Some(snapshot), save).ok()?;
         let request = Request {
             conversation,
@@ -474,22 +483,40 @@ impl Gateway {
             last_verdicts = verdicts;
             warnings.extend(session.take_warnings());
         }
-        if let Some((key, items, resume)) = save.filter(|(_, items, _)| *items > items_done) {
-            self.remember(
-                key,
-                Snapshot {
-                    session: session.clone(),
-                    refusals: refusals.clone(),
-                    last_verdicts: last_verdicts.clone(),
-                    guidance: guidance.clone(),
-                    rounds: done + rounds.len(),
-                    items,
-                    resume,
-                },
-            );
-        }
-        if conversation.ends_with_user_turn {
-            session.on_user_turn();
+        let ends_with_user_turn = conversation.ends_with_user_turn;
+        let halt = match save.filter(|(_, items, _)| *items > items_done) {
+            // The engine itself is kept (its state before a trailing user
+            // message); what this request needs of it is read first.
+            Some((key, items, resume)) => {
+                let halt = if ends_with_user_turn {
+                    let mut after = session.clone();
+                    after.on_user_turn();
+                    after.halt().map(stop_text)
+                } else {
+                    session.halt().map(stop_text)
+                };
+                self.remember(
+                    key,
+                    Snapshot {
+                        session,
+                        refusals: refusals.clone(),
+                        last_verdicts: last_verdicts.clone(),
+                        guidance: guidance.clone(),
+                        rounds: done + rounds.len(),
+                        items,
+                        resume,
+                    },
+                );
+                halt
+            }
+            None => {
+                if ends_with_user_turn {
+                    session.on_user_turn();
+                }
+                session.halt().map(stop_text)
+            }
+        };
+        if ends_with_user_turn {
             last_verdicts.clear();
             guidance = None;
         }
@@ -498,7 +525,7 @@ impl Gateway {
             refusals,
             last_verdicts,
             guidance,
-            halt: session.halt().map(stop_text),
+            halt,
             warnings,
         })
     }
@@ -506,9 +533,7 @@ impl Gateway {
     /// Keeps `snapshot` as the most recently used prefix, dropping the least
     /// recently used past the capacity.
     fn remember(&mut self, key: u128, snapshot: Snapshot) {
-        if let Some(old) = self.cache.shift_remove(&key) {
-            self.forget(old.items);
-        }
+        self.take(key);
         *self.lengths.entry(snapshot.items).or_default() += 1;
         self.cache.insert(key, snapshot);
         while self.cache.len() > self.capacity {
@@ -516,6 +541,13 @@ impl Gateway {
                 self.forget(old.items);
             }
         }
+    }
+
+    /// Takes the prefix `key` out of the cache.
+    fn take(&mut self, key: u128) -> Option<Snapshot> {
+        let snapshot = self.cache.shift_remove(&key)?;
+        self.forget(snapshot.items);
+        Some(snapshot)
     }
 
     /// One cached prefix of `items` messages fewer.

@@ -104,15 +104,29 @@ fn a_cached_gateway_decides_every_request_as_a_whole_replay_does() {
 #[test]
 fn the_cache_keeps_at_most_its_capacity() {
     let mut gateway = Gateway::new(GatewayOptions::default(), 3);
+    for conversation in 0..10 {
+        let mut messages = vec![format!(r#"{{"role":"user","content":"start {conversation}"}}"#)];
+        let mut rng = Lcg(conversation);
+        for index in 0..3 {
+            messages.extend(round(&mut rng, index));
+            gateway.decide(Api::ChatCompletions, body(&messages).as_bytes());
+            assert!(gateway.cached() <= 3);
+        }
+    }
+    assert_eq!(gateway.cached(), 3);
+    assert_eq!(Gateway::new(GatewayOptions::default(), 0).cached(), 0);
+}
+
+#[test]
+fn a_conversation_that_goes_on_is_kept_once_at_its_latest_state() {
+    let mut gateway = Gateway::new(GatewayOptions::default(), 8);
     let mut messages = vec![r#"{"role":"user","content":"start"}"#.to_string()];
     let mut rng = Lcg(7);
     for index in 0..10 {
         messages.extend(round(&mut rng, index));
         gateway.decide(Api::ChatCompletions, body(&messages).as_bytes());
-        assert!(gateway.cached() <= 3);
+        assert_eq!(gateway.cached(), 1, "after round {index}");
     }
-    assert_eq!(gateway.cached(), 3);
-    assert_eq!(Gateway::new(GatewayOptions::default(), 0).cached(), 0);
 }
 
 /// One turn of an Anthropic conversation as messages: an assistant message
