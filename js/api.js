@@ -12,7 +12,7 @@
 // and reading the selected fields of the caller's own arguments object.
 
 import { lower, lowerKeyMaterial, lowerKeyMaterialForIo, ioText, ioStrings, textArg, isWellFormed, plainCountsJson, MAX_CANONICALIZE_DEPTH } from './lower.js';
-import { core, assertReady, isDead, writeCall, writeStrings, readFingerprint, readRecord, fingerprintThroughIo, fingerprintWithoutCore } from './core.js';
+import { core, assertReady, loadDeferred, isDead, writeCall, writeStrings, readFingerprint, readRecord, fingerprintThroughIo, fingerprintWithoutCore } from './core.js';
 import { resolveOptionWith, resolveLoopKeyWith, coreConfig } from './option.js';
 
 export { MAX_CANONICALIZE_DEPTH };
@@ -77,13 +77,17 @@ function rawFormRefused(keyMaterial) {
 }
 
 export function fingerprintToolCallSync(toolName, keyMaterial) {
-  assertReady();
+  // An entry that loads the module when a call first needs it (node.cjs)
+  // does not load it for a fingerprint taken without it.
+  const deferred = loadDeferred();
+  if (!deferred) assertReady();
   // A template literal, as the reference's: a symbol name throws.
   const name = `${toolName}`;
   // Small plain data, where the host has a fast SHA-256: canonical JSON
   // written in JS and hashed by the host, never entering wasm (./lower.js).
   const fingerprint = fingerprintWithoutCore(name, keyMaterial);
   if (fingerprint !== undefined) return fingerprint;
+  if (deferred) assertReady();
   let material = lowerKeyMaterialForIo(keyMaterial);
   if (fingerprintThroughIo(name, material)) return readFingerprint();
   if (typeof material !== 'string') {

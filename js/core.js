@@ -45,8 +45,7 @@ function markDead(error) {
  * lets a small plain value's fingerprint be taken without the core.
  */
 export function install(exports, host = {}) {
-  setProxyCheck(host.isProxy);
-  textSha256 = typeof host.textSha256 === 'function' ? host.textSha256 : undefined;
+  setHost(host);
   instance = guardInstance(exports, () => {
     bytes = new Uint8Array(0);
     data = new DataView(new ArrayBuffer(0));
@@ -58,6 +57,12 @@ export function install(exports, host = {}) {
 
 /** The host's `() => ((text) => hex) | undefined` (see `hostTextSha256`), if it has one. */
 let textSha256;
+
+/** What `install` takes besides the exports (see there). */
+function setHost(host) {
+  setProxyCheck(host.isProxy);
+  textSha256 = typeof host.textSha256 === 'function' ? host.textSha256 : undefined;
+}
 
 /**
  * The host's one-shot SHA-256 of a string (its UTF-8, a lone surrogate as
@@ -83,16 +88,24 @@ export function fingerprintWithoutCore(toolName, keyMaterial) {
   return text === undefined ? undefined : hex(`${toolName}\n${text}`);
 }
 
-/** How the entry loads the module on the first call, when it defers that (node-bundler.mjs). */
+/** How the entry loads the module on the first call, when it defers that (node.cjs, node-bundler.mjs). */
 let loadOnFirstCall;
 
 /**
  * Called by an entry instead of `install` at import: `load` installs on the
- * first call (or `init()`), and throws its error there, to every call,
- * until it succeeds.
+ * first call that needs the core (or `init()`), and throws its error
+ * there, to every such call, until it succeeds. `host`, when the entry has
+ * it before the module (what `install` takes), is in use at once: a small
+ * plain value's fingerprint then needs no module at all.
  */
-export function installOnFirstCall(load) {
+export function installOnFirstCall(load, host) {
   loadOnFirstCall = load;
+  if (host !== undefined) setHost(host);
+}
+
+/** True while the entry defers loading the module and no call has needed it yet. */
+export function loadDeferred() {
+  return core === undefined && loadOnFirstCall !== undefined;
 }
 
 /** The installed exports, after the deferred load when the entry deferred it. */

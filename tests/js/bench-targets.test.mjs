@@ -26,6 +26,7 @@ function run({ ratio = 1, floor = FLOOR_GOAL, session = 2, load = 1.5, gzip = 13
     gzip,
     sizeGuard: 130_000,
     loads: { require: { ms: 3 * load, compileOnlyMs: 3, ratio: load }, import: { ms: 6 * load, compileOnlyMs: 6, ratio: load } },
+    sessions: { require: { ms: 4 * load, compileOnlyMs: 4, ratio: load }, import: { ms: 8 * load, compileOnlyMs: 8, ratio: load } },
   };
   const native = { small: { package: 100, baseline: 100 * nativeRatio }, large: { package: 1e6, baseline: 1e6 * nativeRatio } };
   const hook = { paths: [{ name: 'native', baseline: '/bin/true', cpuOverBaselineMs: hookMs, goalMs: 2 }, { name: 'no goal', cpuOverBaselineMs: 9 }] };
@@ -34,7 +35,7 @@ function run({ ratio = 1, floor = FLOOR_GOAL, session = 2, load = 1.5, gzip = 13
 
 test('every goal at its bound is met, and one step past it is not', () => {
   const atBound = run();
-  assert.equal(atBound.length, 4 * 2 + 1 + 2 + 1 + 2 + 1, atBound.map((r) => r.target).join('\n'));
+  assert.equal(atBound.length, 4 * 2 + 1 + 4 + 1 + 2 + 1, atBound.map((r) => r.target).join('\n'));
   assert.deepEqual(atBound.filter((r) => r.met !== true), []);
   const past = run({ ratio: 0.99, floor: FLOOR_GOAL + 0.01, session: 2.01, load: 1.51, gzip: 130_001, nativeRatio: 1.99, hookMs: 2.01 });
   assert.deepEqual(past.filter((r) => r.met !== false), []);
@@ -137,4 +138,20 @@ test("the gateway's added latency is judged against a bare relay's, the wheel ag
   assert.equal(slower.met, false);
   assert.equal(slower.measured, '0.90× jcs + hashlib');
   assert.deepEqual(scoreOtherWays(undefined, undefined), []);
+});
+
+test("an adapter's cold start (a session's first response) is judged against the same anchor, and a miss says what the rest takes", () => {
+  const rows = run({ load: 3 }).filter((r) => r.target.includes("a session's first response"));
+  assert.deepEqual(rows.map((r) => r.target), [
+    "require + a session's first response: within 1.5× reading + compiling the .wasm alone",
+    "import + a session's first response: within 1.5× reading + compiling the .wasm alone",
+  ]);
+  assert.deepEqual(rows.map((r) => r.met), [false, false]);
+  assert.equal(rows[0].measured, '3.00× (12.00 ms vs 4.00 ms)');
+  assert.equal(
+    rows[0].bound.text,
+    'reading + compiling the .wasm 4.00 ms of the 6.00 ms it allows, 2.00 ms left for the rest; the rest takes 8.00 ms, 4.0× that',
+  );
+  const unmeasured = score(undefined, { gzip: 1, sizeGuard: 2, loads: {} }, {}).filter((r) => r.target.includes('session\'s first'));
+  assert.deepEqual(unmeasured.map((r) => r.met), [null, null]);
 });

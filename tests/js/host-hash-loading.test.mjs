@@ -1,8 +1,10 @@
 // When the Node entry hands SHA-256 to node:crypto (js/entries/node-sha256.cjs):
-// never by loading it for a small input (loading it costs ≈ 2.5 ms of a cold
-// start), but from the first call when the process has already loaded it (an
-// agent's first `fetch` does), from the next call after something else loads
-// it, and on the first input of 1 KiB or more. Each case runs in a fresh
+// once the module is loaded, never by loading it for a small input (loading
+// it costs ≈ 2.5 ms of a cold start), but from the first call when the
+// process has already loaded it (an agent's first `fetch` does), from the
+// next call after something else loads it, and on the first input of 1 KiB
+// or more; before the module is loaded, a small plain value loads it instead
+// of the module, which costs three times as much. Each case runs in a fresh
 // process, where what node:crypto has loaded is known; every fingerprint
 // must still be the reference's.
 
@@ -65,10 +67,11 @@ test('node:crypto already loaded: the core hands it inputs from 256 bytes, and s
   assert.deepEqual(out, { loaded: true, atSmall: 0, atMid: 1, atPlain: 2, right: true });
 });
 
-test('node:crypto not loaded: small and mid-sized inputs never load it; loaded later by the host, it is used', () => {
+test('node:crypto not loaded, the module loaded (a session): small and mid-sized inputs never load it; loaded later by the host, it is used', () => {
   const out = run(`
     const before = isLoaded();
     const pkg = require(${JSON.stringify(entry)});
+    new pkg.DoomLoopSession({});
     const fingerprints = [150, 400, 900].map((n) => pkg.fingerprintToolCallSync('edit', sized(n)));
     const afterSmall = isLoaded();
     // The host loads it now (as an agent's first fetch does).
@@ -92,4 +95,33 @@ test('node:crypto not loaded: the first input of 1 KiB loads it', () => {
     console.log(JSON.stringify({ before, after, right: check(pkg, sized(2000)) }));
   `);
   assert.deepEqual(out, { before: false, after: true, right: true });
+});
+
+test('node:crypto not loaded, the module not loaded yet: the first small plain value loads node:crypto, not the module', () => {
+  // Loading node:crypto costs a third of reading, compiling and
+  // instantiating the .wasm, which that fingerprint then never needs.
+  const out = run(`
+    const compiled = () => Object.keys(require.cache).some((file) => file.endsWith('doom_loop_node.cjs'));
+    const pkg = require(${JSON.stringify(entry)});
+    const atImport = isLoaded();
+    const right = check(pkg, sized(150));
+    const afterSmall = { crypto: isLoaded(), module: compiled() };
+    // A value that is not plain data needs the module; node:crypto, in use
+    // now, then hashes for the core from 256 bytes.
+    const walkedRight = [150, 400].every((n) => pkg.fingerprintToolCallSync('edit', walked(n)) === pkg.fingerprintToolCallSync('edit', sized(n)));
+    countHashes(require('node:crypto'));
+    pkg.fingerprintToolCallSync('edit', walked(150));
+    const atSmall = hashes;
+    pkg.fingerprintToolCallSync('edit', walked(400));
+    console.log(JSON.stringify({ atImport, right, afterSmall, module: compiled(), walkedRight, atSmall, atMid: hashes }));
+  `);
+  assert.deepEqual(out, {
+    atImport: false,
+    right: true,
+    afterSmall: { crypto: true, module: false },
+    module: true,
+    walkedRight: true,
+    atSmall: 0,
+    atMid: 1,
+  });
 });
