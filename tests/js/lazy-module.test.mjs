@@ -6,7 +6,8 @@
 // loads node:crypto itself): how many WebAssembly modules were compiled,
 // and whether the glue (doom_loop_node.cjs) was required. A session
 // afterwards loads the module once, detects, and `import` and `require`
-// still share that one instance.
+// still share that one instance. The callModel adapter's code, likewise, is
+// a file of its own (openrouter.cjs) required on its first call.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -100,4 +101,30 @@ test('a fingerprint the shim cannot take alone loads the module on that call, an
   // The module is there: a small plain value no longer loads node:crypto (its
   // own SHA-256 is as fast for small inputs), and nothing compiles twice.
   assert.deepEqual(out, { afterCore: 1, same: true, crypto: false, compiled: 1 });
+});
+
+test('the callModel adapter is required on its first call, through stand-ins of the same name and length', () => {
+  const out = run(
+    'case.cjs',
+    `const pkg = require(${JSON.stringify(join(pkgDir, 'node.cjs'))});
+    const adapterRequired = () => Object.keys(require.cache).some((file) => file.endsWith('openrouter.cjs'));
+    new pkg.DoomLoopSession().onResponse({ calls: [invoice('c1')] });
+    const beforeCall = adapterRequired();
+    const shape = [pkg.withDoomLoop.name, pkg.withDoomLoop.length, pkg.withLoopKey.name, pkg.withLoopKey.length];
+    const request = pkg.withDoomLoop({ model: 'm', input: 'hi', tools: [] });
+    let error;
+    try {
+      pkg.withLoopKey(null, {});
+    } catch (e) {
+      error = e.constructor.name + ': ' + e.message;
+    }
+    console.log(JSON.stringify({ beforeCall, shape, afterCall: adapterRequired(), wired: typeof request.onTurnStart === 'function' && typeof request.stopWhen !== 'undefined', error }));`,
+  );
+  assert.deepEqual(out, {
+    beforeCall: false,
+    shape: ['withDoomLoop', 1, 'withLoopKey', 2],
+    afterCall: true,
+    wired: true,
+    error: 'TypeError: withLoopKey(tool, keys): tool must be a function tool (an object with a `function` object, as tool() returns)',
+  });
 });
