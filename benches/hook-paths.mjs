@@ -81,7 +81,7 @@ function wall(argv, input, runs) {
  */
 export async function installPaths({ jsonFile = null, runs = 30, batches = 5 } = {}) {
   const binary = join(root, 'target/release/doomloop');
-  if (!platforms()[host] || !existsSync(binary) || !existsSync(join(root, 'pkg/cli.mjs'))) {
+  if (!platforms()[host] || !existsSync(binary) || !existsSync(join(root, 'pkg/cli.cjs'))) {
     console.log(`one hook event by install path: skipped (needs a platform package for ${host}, ${binary} and pkg/)`);
     return;
   }

@@ -37,18 +37,18 @@ function world(name, layout = () => []) {
 }
 const npmGlobal = (home, dir) => {
   const prefix = join(dir, 'prefix');
-  executable(join(dir, 'cli.mjs'));
-  link(join(dir, 'cli.mjs'), join(prefix, 'lib/node_modules/doom-loop-wasm/cli.mjs'));
-  link('../lib/node_modules/doom-loop-wasm/cli.mjs', join(prefix, 'bin/doomloop'));
+  executable(join(dir, 'cli.cjs'));
+  link(join(dir, 'cli.cjs'), join(prefix, 'lib/node_modules/doom-loop-wasm/cli.cjs'));
+  link('../lib/node_modules/doom-loop-wasm/cli.cjs', join(prefix, 'bin/doomloop'));
   link(doomloop, join(prefix, `lib/node_modules/doom-loop-wasm-${host}/bin/doomloop`));
   return [join(prefix, 'bin')];
 };
 const elsewhere = (home, dir) => {
   const nm = join(dir, 'custom/node_modules');
-  executable(join(dir, 'cli.mjs'));
-  link(join(dir, 'cli.mjs'), join(nm, 'doom-loop-wasm/cli.mjs'));
+  executable(join(dir, 'cli.cjs'));
+  link(join(dir, 'cli.cjs'), join(nm, 'doom-loop-wasm/cli.cjs'));
   link(doomloop, join(nm, `doom-loop-wasm-${host}/bin/doomloop`));
-  link(join(nm, 'doom-loop-wasm/cli.mjs'), join(dir, 'links/doomloop'));
+  link(join(nm, 'doom-loop-wasm/cli.cjs'), join(dir, 'links/doomloop'));
   return [join(dir, 'links')];
 };
 const cargo = (home) => {

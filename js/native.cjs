@@ -5,7 +5,7 @@
 // (doom-loop-wasm-linux-x64, …-linux-arm64, …-darwin-x64, …-darwin-arm64,
 // …-win32-x64; `os`/`cpu` fields), each an exact-version optional
 // dependency of this package, so npm installs only the one that fits.
-// The `doomloop` bin (cli.mjs) runs the binary found here, else the wasm
+// The `doomloop` bin (cli.cjs) runs the binary found here, else the wasm
 // CLI; scripts read `require('doom-loop-wasm/native').path` (docs/install.md).
 // Nothing here starts a process or throws: a platform without a package,
 // a package not installed or of another version is `path: null`.

@@ -21,10 +21,11 @@ const out = process.argv[2] ?? join(root, 'pkg');
 const js = (name) => join(root, 'js', name);
 const source = (file) => readFileSync(js(file), 'utf8');
 
-// The `doomloop` bin: the launcher (cli.mjs), the native binary's finder
-// (native.cjs, also `./native`) the wasm CLI it falls back to
-// and the gateway's server (proxy.mjs), which only Node runs.
-for (const file of ['cli.mjs', 'cli-wasm.mjs', 'native.cjs', 'native.d.cts', 'proxy.mjs', 'conformance.mjs', 'README.md']) {
+// The `doomloop` bin: the launcher (cli.cjs; cli.mjs, its former name,
+// imports it), the native binary's finder (native.cjs, also `./native`)
+// the wasm CLI it falls back to and the gateway's server (proxy.mjs),
+// which only Node runs.
+for (const file of ['cli.cjs', 'cli.mjs', 'cli-wasm.cjs', 'native.cjs', 'native.d.cts', 'proxy.mjs', 'conformance.mjs', 'README.md']) {
   copyFileSync(js(file), join(out, file));
 }
 copyFileSync(join(root, 'cli', 'examples', 'billing-agent.json'), join(out, 'billing-agent.json'));

@@ -36,8 +36,8 @@ if grep -iE '^npm (warn|error)' <<< "$out"; then
   exit 1
 fi
 # The bin survives packing: installed from the tarball (offline), `doomloop`
-# is linked and runs. (npm 11 drops a bin written "./cli.mjs" when
-# publishing, with the warning above; "cli.mjs" is kept.)
+# is linked and runs. (npm 11 drops a bin written "./cli.cjs" when
+# publishing, with the warning above; "cli.cjs" is kept.)
 echo "check-pkg: the doomloop bin, installed from the tarball"
 mkdir -p "$TMP/install"
 echo '{"name":"check-bin","private":true}' > "$TMP/install/package.json"

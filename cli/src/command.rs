@@ -2,7 +2,7 @@
 //! subcommand, the messages and the exit statuses — written once, over a
 //! [`Host`] for all I/O. The native binary (`src/bin/doomloop.rs`) runs it
 //! over [`doom_loop_trace::host::NativeHost`]; `npx doomloop` runs the same code
-//! compiled to wasm over Node's `fs` and `process` (`js/cli.mjs`), so help,
+//! compiled to wasm over Node's `fs` and `process` (`js/cli-wasm.cjs`), so help,
 //! usage, errors and exit codes come from this one clap definition in both
 //! (docs/cli.md: the usage, the exit codes and the host interface).
 //!

@@ -37,9 +37,9 @@ function fake(path, body = 'echo "ran $0 $*"') {
 }
 /** npm's global install of doom-loop-wasm under PREFIX: bin/doomloop linking to the package's CLI. */
 function npmGlobal(prefix) {
-  const cli = fake(join(prefix, 'lib/node_modules/doom-loop-wasm/cli.mjs'), 'echo "ran the wasm CLI"');
+  const cli = fake(join(prefix, 'lib/node_modules/doom-loop-wasm/cli.cjs'), 'echo "ran the wasm CLI"');
   mkdirSync(join(prefix, 'bin'), { recursive: true });
-  symlinkSync('../lib/node_modules/doom-loop-wasm/cli.mjs', join(prefix, 'bin/doomloop'));
+  symlinkSync('../lib/node_modules/doom-loop-wasm/cli.cjs', join(prefix, 'bin/doomloop'));
   return cli;
 }
 function launch(w, { agent = 'claude-code', env = {}, input = '{}' } = {}) {

@@ -2,7 +2,7 @@
 //! clap's definition, every subcommand, the folder walk, the streaming
 //! reader, the hook's locked state store, messages and exit statuses) over
 //! a JS host object whose methods are Node's `fs` and `process`
-//! (`js/cli.mjs`; the interface is in docs/cli.md). This file only
+//! (`js/cli-wasm.cjs`; the interface is in docs/cli.md). This file only
 //! forwards: each `Host` method is one call of the object's method of the
 //! same meaning, and a JS exception becomes an `io::Error` in Rust's own
 //! wording (from Node's error code), so both CLIs print the same message.
@@ -17,7 +17,7 @@ use js_sys::{Array, Function, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-/// The JS host object (`js/cli.mjs`).
+/// The JS host object (`js/cli-wasm.cjs`).
 #[derive(Clone)]
 struct JsHost {
     host: JsValue,
@@ -267,7 +267,7 @@ impl Host for JsHost {
     }
 
     fn stdout(&mut self, text: &str) -> Result<(), OutputError> {
-        // Node reports a failing stdout asynchronously (js/cli.mjs ends the
+        // Node reports a failing stdout asynchronously (js/cli-wasm.cjs ends the
         // process then, as the native CLI would).
         self.call("stdout", &[JsValue::from_str(text)])
             .map(drop)

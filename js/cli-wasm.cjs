@@ -1,5 +1,5 @@
 // The wasm CLI: the native `doomloop` itself, compiled to wasm — what the
-// npm `doomloop` runs (cli.mjs, the launcher, imports this file) where no
+// npm `doomloop` runs (cli.cjs, the launcher, requires this file) where no
 // native platform package is installed, or with DOOMLOOP_WASM=1; and
 // `doomloop proxy` (the gateway's Node server, proxy.mjs) everywhere.
 //
@@ -13,15 +13,13 @@
 // throws them; the module words them as Rust does. Failing cleanly: no
 // stack trace on any input, a closed stdout ends quietly (141), a failing
 // stdout is reported (exit 2).
-import {
+'use strict';
+const {
   closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, realpathSync, renameSync, statSync,
   unlinkSync, writeFileSync, writeSync, chmodSync, fchmodSync,
-} from 'node:fs';
-import { createRequire } from 'node:module';
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+} = require('node:fs');
+const { resolve } = require('node:path');
 
-const require = createRequire(import.meta.url);
 const EXIT_ERROR = 2;
 const EXIT_BROKEN_PIPE = 141;
 
@@ -114,7 +112,7 @@ const host = {
   // (cli.mjs) run by path — what `hook install` writes and recognises on
   // a second run, so the installed hook starts the launcher, which runs a
   // native binary installed later.
-  program: () => [process.execPath, resolve(process.argv[1] ?? fileURLToPath(import.meta.url))],
+  program: () => [process.execPath, resolve(process.argv[1] ?? __filename)],
   pid: () => process.pid,
   uid: () => process.geteuid?.(),
   now: () => Date.now(),
@@ -134,11 +132,11 @@ const host = {
  * before they run again). Set before the module compiles; measured
  * together with skipping clap at ≈ 35 ms of CPU a hook event
  * (docs/performance.md). Only where the flags were checked to exist (V8
- * 11-13: Node 20-24), since V8 prints an unknown one on stderr.
+ * 11 and 12: Node 20 and 22), since V8 prints an unknown one on stderr.
  */
 function briefRun() {
   const major = Number(process.versions.v8?.split('.')[0]);
-  if (process.release?.name !== 'node' || !(major >= 11 && major <= 13)) return;
+  if (process.release?.name !== 'node' || !(major >= 11 && major <= 12)) return;
   try {
     require('node:v8').setFlagsFromString('--wasm-lazy-validation --liftoff-only');
   } catch {
@@ -173,16 +171,20 @@ function hookMain(argv) {
   }
 }
 
-if (process.argv[2] === 'proxy') {
-  // The gateway server is Node's (an HTTP server and client): its own file.
-  const { main } = await import('./proxy.mjs');
+/** `doomloop proxy`: the gateway server is Node's (an HTTP server and client), an ES module of its own. */
+async function proxy(argv) {
   try {
-    const status = await main(process.argv.slice(3));
+    const { main } = await import('./proxy.mjs');
+    const status = await main(argv);
     if (status !== undefined) process.exitCode = status;
   } catch (error) {
     stderr(`doomloop proxy: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(EXIT_ERROR);
   }
+}
+
+if (process.argv[2] === 'proxy') {
+  proxy(process.argv.slice(3));
 } else if (process.argv[2] === 'hook') {
   hookMain(process.argv.slice(2));
 } else try {
