@@ -248,7 +248,7 @@ const FINGERPRINT_AT = 16;
 /**
  * A compact session answer: its round and its decisions, as their JSON
  * would parse, for the calls the shim lowered (`{id, toolName}` each, in
- * order).
+ * order; `fingerprint` when the shim took it).
  */
 export function readCompact(calls) {
   // The whole answer first: writing it may have grown — and so moved — the
@@ -264,7 +264,8 @@ export function readCompact(calls) {
       action: flags & 1 ? 'refuse' : 'run',
       message: null,
       verdict: null,
-      fingerprint: flags & 16 ? decoder.decode(out.subarray(at + FINGERPRINT_AT, at + DECISION_BYTES)) : null,
+      // A fingerprint the shim took itself is the one the core answers with.
+      fingerprint: flags & 16 ? (calls[i].fingerprint ?? decoder.decode(out.subarray(at + FINGERPRINT_AT, at + DECISION_BYTES))) : null,
       streak: data.getFloat64(at, true),
       duplicateInRound: (flags & 2) !== 0,
       exempt: (flags & 4) !== 0,

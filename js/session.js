@@ -271,7 +271,8 @@ export class DoomLoopSession {
     const fingerprint =
       key === '' && !malformed && !this.#dataKeyed.has(name) ? fingerprintWithoutCore(name, args) : undefined;
     if (fingerprint !== undefined) {
-      return { io: `${head},"key":{"fingerprint":"${fingerprint}"},"args":null}`, id: callId, toolName: name };
+      // The fingerprint kept: a compact answer's decision carries the same one (readCompact).
+      return { io: `${head},"key":{"fingerprint":"${fingerprint}"},"args":null}`, id: callId, toolName: name, fingerprint };
     }
     let lowered;
     try {
@@ -287,7 +288,7 @@ export class DoomLoopSession {
     // (`FastRead` in wasm/src/session.rs). The id and tool name as the core
     // reads them back: a compact answer's decisions carry neither (readCompact).
     const text = (argsText) => `${head}${key},"args":${argsText}}`;
-    return { io: wrapIoText(lowered, text), id: callId, toolName: name };
+    return { io: wrapIoText(lowered, text), id: callId, toolName: name, fingerprint: undefined };
   }
 
   /**

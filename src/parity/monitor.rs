@@ -24,7 +24,7 @@
 
 use std::sync::Arc;
 
-use indexmap::{IndexMap, IndexSet};
+use indexmap::IndexMap;
 
 use crate::error::Result;
 use crate::evidence::{Effect, Finding, RuleState, ScoredCall};
@@ -213,8 +213,22 @@ impl CallStreaks {
         }
     }
 
+    pub(crate) fn contains(&self, fingerprint: &JsString) -> bool {
+        self.entries.contains_key(fingerprint)
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
+    }
+
+    /// Emptied for a new round, its room kept when small (a round of a
+    /// few calls then allocates no table; a wide round's is given back).
+    fn recycled(mut self) -> CallStreaks {
+        if self.entries.capacity() > RECYCLED_CALL_STREAKS {
+            return CallStreaks::default();
+        }
+        self.entries.clear();
+        self
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -225,6 +239,31 @@ impl CallStreaks {
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&JsString, f64)> {
         self.entries.iter().map(|(k, v)| (k, *v))
     }
+}
+
+/// The most per-call counts whose table a new round reuses.
+const RECYCLED_CALL_STREAKS: usize = 16;
+
+/// The most tools a new round's declaration reuses the table of.
+const RECYCLED_DECLARED_TOOLS: usize = 16;
+
+/// A declared call's fingerprint, or the error that kept it out.
+type DeclaredFingerprint<'a> = (&'a JsString, std::result::Result<&'a JsString, &'a crate::error::Error>);
+
+fn fingerprint_of<'a>(&(_, fingerprint): &DeclaredFingerprint<'a>) -> Option<&'a JsString> {
+    fingerprint.ok()
+}
+
+/// A declared round's set of one tool: sorted, each member once.
+fn round_set(set: Vec<JsString>) -> Arc<[JsString]> {
+    // Most tools make one call a round: nothing to sort.
+    let mut set = if set.len() > 1 {
+        sorted(&set, &JsString::cmp_utf16)
+    } else {
+        set
+    };
+    set.dedup();
+    Arc::from(set)
 }
 
 /// True when the sorted set holds `fingerprint` (O(log n): a declared
@@ -243,8 +282,6 @@ pub(crate) struct StreakEntry {
     pub(crate) round_fingerprints: Arc<[JsString]>,
     pub(crate) call_streaks: Option<CallStreaks>,
     round: Option<f64>,
-    /// Fingerprints already recorded this round.
-    seen_this_round: IndexSet<JsString>,
     prior_round_fingerprints: Option<Arc<[JsString]>>,
     /// Whether the prior set equals a given (shared, wide) set: every call
     /// of a declared round compares against the same two sets, and
@@ -357,21 +394,22 @@ impl DoomLoopMonitor {
     /// (or that failed to be): the session engine takes each call's
     /// fingerprint once and hands the same one to the record, instead of
     /// canonicalizing and hashing its arguments a second time.
-    pub(crate) fn declare_fingerprinted_round(
-        &mut self,
-        round: f64,
-        calls: &[(&JsString, std::result::Result<&JsString, &crate::error::Error>)],
-    ) -> Vec<String> {
+    pub(crate) fn declare_fingerprinted_round(&mut self, round: f64, calls: &[DeclaredFingerprint<'_>]) -> Vec<String> {
         let mut warnings = Vec::new();
-        let mut sets: IndexMap<JsString, Vec<JsString>> = IndexMap::new();
+        // Most rounds call one tool (most, once): its set is built
+        // straight, without grouping.
+        let mut tool: Option<&JsString> = None;
+        let mut one_tool = true;
+        let mut members = 0usize;
         for &(tool_name, fingerprint) in calls {
             match fingerprint {
-                Ok(fingerprint) => match sets.get_mut(tool_name) {
-                    Some(set) => set.push(fingerprint.clone()),
-                    None => {
-                        sets.insert(tool_name.clone(), vec![fingerprint.clone()]);
+                Ok(_) => {
+                    members += 1;
+                    match tool {
+                        None => tool = Some(tool_name),
+                        Some(first) => one_tool &= first == tool_name,
                     }
-                },
+                }
                 Err(error) => warnings.push(format!(
                     "[DoomLoop] could not fingerprint a \"{}\" call while declaring round {}; excluding it from the round set: {}",
                     tool_name,
@@ -380,20 +418,45 @@ impl DoomLoopMonitor {
                 )),
             }
         }
-        let fingerprints = sets
-            .into_iter()
-            .map(|(tool, set)| {
-                // Most tools make one call a round: nothing to sort.
-                let mut set = if set.len() > 1 {
-                    sorted(&set, &JsString::cmp_utf16)
-                } else {
-                    set
+        // The last declaration's table, emptied: a round of a few tools
+        // allocates no new one.
+        let mut declared = self
+            .declared_round
+            .take()
+            .map(|d| d.fingerprints)
+            .filter(|map| map.capacity() <= RECYCLED_DECLARED_TOOLS)
+            .unwrap_or_default();
+        match tool {
+            None => declared.clear(),
+            Some(name) if one_tool => {
+                let set: Arc<[JsString]> = match (members, calls.iter().find_map(fingerprint_of)) {
+                    (1, Some(only)) => Arc::from(std::slice::from_ref(only)),
+                    _ => round_set(calls.iter().filter_map(fingerprint_of).cloned().collect()),
                 };
-                set.dedup();
-                (tool, Arc::from(set))
-            })
-            .collect();
-        self.declared_round = Some(DeclaredRound { round, fingerprints });
+                // The tool's key kept when the last round declared it alone.
+                declared.retain(|declared_tool, _| declared_tool == name);
+                match declared.get_mut(name) {
+                    Some(slot) => *slot = set,
+                    None => {
+                        declared.insert(name.clone(), set);
+                    }
+                }
+            }
+            Some(_) => {
+                let mut sets: IndexMap<&JsString, Vec<JsString>> = IndexMap::new();
+                for &(tool_name, fingerprint) in calls {
+                    if let Ok(fingerprint) = fingerprint {
+                        sets.entry(tool_name).or_default().push(fingerprint.clone());
+                    }
+                }
+                declared.clear();
+                declared.extend(sets.into_iter().map(|(tool, set)| (tool.clone(), round_set(set))));
+            }
+        }
+        self.declared_round = Some(DeclaredRound {
+            round,
+            fingerprints: declared,
+        });
         warnings
     }
 
@@ -507,45 +570,39 @@ impl DoomLoopMonitor {
             .and_then(|d| d.fingerprints.get(tool_name));
         let declared_member = declared.is_some_and(|set| sorted_contains(set, &fingerprint));
 
-        let (
-            prior_set,
-            prior_streak,
-            prior_call_streaks,
-            mut seen,
-            mut current_calls,
-            kept_fingerprint,
-            mut prior_match,
-        ) = match previous {
-            Some(p) if is_same_round => (
-                p.prior_round_fingerprints.take(),
-                p.prior_streak,
-                std::mem::take(&mut p.prior_call_streaks),
-                std::mem::take(&mut p.seen_this_round),
-                p.call_streaks.take().unwrap_or_default(),
-                std::mem::take(&mut p.fingerprint),
-                p.prior_match.take(),
-            ),
-            Some(p) => (
-                Some(p.round_fingerprints.clone()),
-                p.streak,
-                p.call_streaks.take().unwrap_or_default(),
-                IndexSet::new(),
-                CallStreaks::default(),
-                std::mem::take(&mut p.fingerprint),
-                None,
-            ),
-            // Never read without a previous entry (`slot` is `None`).
-            None => (
-                None,
-                0.0,
-                CallStreaks::default(),
-                IndexSet::new(),
-                CallStreaks::default(),
-                JsString::new(),
-                None,
-            ),
-        };
-        let duplicate_in_round = seen.contains(&fingerprint);
+        // The calls recorded this round are the keys of its per-call counts
+        // (every record sets its own): an in-round duplicate is one of them.
+        let (prior_set, prior_streak, prior_call_streaks, mut current_calls, mut kept_fingerprint, mut prior_match) =
+            match previous {
+                Some(p) if is_same_round => (
+                    p.prior_round_fingerprints.take(),
+                    p.prior_streak,
+                    std::mem::take(&mut p.prior_call_streaks),
+                    p.call_streaks.take().unwrap_or_default(),
+                    std::mem::take(&mut p.fingerprint),
+                    p.prior_match.take(),
+                ),
+                Some(p) => (
+                    Some(p.round_fingerprints.clone()),
+                    p.streak,
+                    p.call_streaks.take().unwrap_or_default(),
+                    // The counts of two rounds ago are dropped here: their
+                    // table holds this round's.
+                    std::mem::take(&mut p.prior_call_streaks).recycled(),
+                    std::mem::take(&mut p.fingerprint),
+                    None,
+                ),
+                // Never read without a previous entry (`slot` is `None`).
+                None => (
+                    None,
+                    0.0,
+                    CallStreaks::default(),
+                    CallStreaks::default(),
+                    JsString::new(),
+                    None,
+                ),
+            };
+        let duplicate_in_round = current_calls.contains(&fingerprint);
         if let Some(set) = declared {
             if !prior_match.as_ref().is_some_and(|(cached, _)| Arc::ptr_eq(cached, set)) {
                 let equal = prior_set.as_ref().is_some_and(|prior| **prior == **set);
@@ -604,23 +661,18 @@ impl DoomLoopMonitor {
             };
             build_tool_verdict_message(tool_name, &fingerprint, call_set, shape)
         });
-        let entry_fingerprint = if declared.is_some() && !declared_member && slot.is_some() {
-            kept_fingerprint
-        } else {
-            fingerprint.clone()
-        };
-
-        if !duplicate_in_round {
-            seen.insert(fingerprint.clone());
+        if !(declared.is_some() && !declared_member && slot.is_some()) {
+            // Into the kept string's room: no allocation.
+            kept_fingerprint.clone_from(&fingerprint);
         }
+
         current_calls.set(&fingerprint, call_streak);
         let entry = StreakEntry {
-            fingerprint: entry_fingerprint,
+            fingerprint: kept_fingerprint,
             streak: round_streak,
             round_fingerprints: round_set,
             call_streaks: Some(current_calls),
             round: Some(round),
-            seen_this_round: seen,
             prior_round_fingerprints: prior_set,
             prior_match,
             prior_streak,

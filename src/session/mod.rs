@@ -218,7 +218,7 @@ impl CallAction {
 }
 
 /// The decision for one call.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct Decision {
     /// The call's id.
     pub id: JsString,
@@ -241,6 +241,38 @@ pub struct Decision {
     pub exempt: bool,
     /// Identified by the raw text of its arguments.
     pub malformed: bool,
+}
+
+// By hand for `clone_from`, which fills a kept decision's strings in
+// place (the session keeps each round's decisions: [`Spare`]).
+impl Clone for Decision {
+    fn clone(&self) -> Self {
+        Decision {
+            id: self.id.clone(),
+            tool_name: self.tool_name.clone(),
+            action: self.action,
+            verdict: self.verdict.clone(),
+            message: self.message.clone(),
+            fingerprint: self.fingerprint.clone(),
+            streak: self.streak,
+            duplicate_in_round: self.duplicate_in_round,
+            exempt: self.exempt,
+            malformed: self.malformed,
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.id.clone_from(&source.id);
+        self.tool_name.clone_from(&source.tool_name);
+        self.action = source.action;
+        self.verdict.clone_from(&source.verdict);
+        self.message.clone_from(&source.message);
+        self.fingerprint.clone_from(&source.fingerprint);
+        self.streak = source.streak;
+        self.duplicate_in_round = source.duplicate_in_round;
+        self.exempt = source.exempt;
+        self.malformed = source.malformed;
+    }
 }
 
 /// What one response did.
@@ -269,11 +301,35 @@ pub struct RequestPatch {
 }
 
 /// A recorded call still waiting for its result.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 struct Inflight {
     tool_name: JsString,
     fingerprint: JsString,
     round: f64,
+}
+
+/// The most entries of a round's maps kept for the next round.
+const SPARE_ENTRIES: usize = 16;
+
+/// The entries of the last round's bookkeeping, kept to be filled again
+/// (`clone_from`): a round of a few calls then allocates no key, decision
+/// or pending call — most of what a one-call round used to allocate.
+/// Nothing here is read as state.
+#[derive(Clone, Debug, Default)]
+struct Spare {
+    decisions: Vec<(JsString, Decision)>,
+    inflight: Vec<(JsString, Inflight)>,
+    keys: Vec<JsString>,
+}
+
+/// Moves a map's entries into `spare` (up to [`SPARE_ENTRIES`]; the rest
+/// are dropped), leaving it empty with its table.
+fn recycle<V>(map: &mut IndexMap<JsString, V>, spare: &mut Vec<(JsString, V)>) {
+    while let Some(entry) = map.pop() {
+        if spare.len() < SPARE_ENTRIES {
+            spare.push(entry);
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -328,7 +384,9 @@ impl Identity {
 /// Whether `text` is a fingerprint as the crate writes it: 64 lowercase hex digits.
 fn is_fingerprint(text: &JsString) -> bool {
     let digits = text.as_bytes();
-    digits.len() == 64 && digits.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    // Without a branch per digit: every call handed its fingerprint is checked.
+    let hex = |b: u8| (b.wrapping_sub(b'0') < 10) | (b.wrapping_sub(b'a') < 6);
+    digits.len() == 64 && digits.iter().fold(true, |all, &b| all & hex(b))
 }
 
 /// The session engine (see the [module docs](self)).
@@ -355,6 +413,7 @@ pub struct Session {
     verdicts: Vec<Verdict>,
     warnings: Vec<String>,
     dropped_warnings: usize,
+    spare: Spare,
 }
 
 /// Why the calls of a halted run were not executed (what the model reads).
@@ -395,8 +454,20 @@ fn first_decision(action: CallAction, verdict: Option<Verdict>, message: Option<
     }
 }
 
-fn decision_key(tool_name: &JsString, fingerprint: &JsString) -> JsString {
-    let mut key = tool_name.clone();
+/// `name \n fingerprint`, written into `key`'s room when one is given.
+fn decision_key(key: Option<JsString>, tool_name: &JsString, fingerprint: &JsString) -> JsString {
+    let mut key = match key {
+        Some(mut key) => {
+            key.clone_from(tool_name);
+            key
+        }
+        // One exact allocation (a clone of the name would grow twice).
+        None => {
+            let mut key = JsString::with_capacity(tool_name.as_bytes().len() + 1 + fingerprint.as_bytes().len());
+            key.push_js(tool_name);
+            key
+        }
+    };
     key.push_str("\n");
     key.push_js(fingerprint);
     key
@@ -499,6 +570,7 @@ impl Session {
             verdicts: Vec::new(),
             warnings,
             dropped_warnings: 0,
+            spare: Spare::default(),
         }
     }
 
@@ -635,31 +707,34 @@ impl Session {
             self.decisions.clear();
             for call in response.calls {
                 let decision = self.sealed_decision(call);
-                self.decisions.insert(decision.id.clone(), decision.clone());
+                self.remember(&decision);
                 outcome.decisions.push(decision);
             }
         } else {
             self.open_round();
             outcome.round = self.round;
-            let mut identities: Vec<Identity> = response.calls.iter_mut().map(|call| self.identity(call)).collect();
             // Each call's fingerprint is taken once, for the round's
             // declaration and its record alike.
-            let fingerprints: Vec<Option<Result<JsString>>> = response
+            let identified: Vec<(Identity, Option<Result<JsString>>)> = response
                 .calls
-                .iter()
-                .zip(&mut identities)
-                .map(|(call, identity)| identity.fingerprint(call))
+                .iter_mut()
+                .map(|call| {
+                    let mut identity = self.identity(call);
+                    let fingerprint = identity.fingerprint(call);
+                    (identity, fingerprint)
+                })
                 .collect();
             let declared: Vec<_> = response
                 .calls
                 .iter()
-                .zip(&fingerprints)
-                .filter_map(|(call, fingerprint)| Some((&call.tool_name, fingerprint.as_ref()?.as_ref())))
+                .zip(&identified)
+                .filter_map(|(call, (_, fingerprint))| Some((&call.tool_name, fingerprint.as_ref()?.as_ref())))
                 .collect();
             for warning in self.monitor.declare_fingerprinted_round(self.round as f64, &declared) {
                 self.warn(warning);
             }
-            for ((call, identity), fingerprint) in response.calls.into_iter().zip(identities).zip(fingerprints) {
+            outcome.decisions.reserve_exact(response.calls.len());
+            for (call, (identity, fingerprint)) in response.calls.into_iter().zip(identified) {
                 let decision = self.evaluate(call, identity, fingerprint);
                 outcome.decisions.push(decision);
             }
@@ -681,7 +756,7 @@ impl Session {
         match self.round_state {
             RoundState::Sealed => {
                 let decision = self.sealed_decision(call);
-                self.decisions.insert(decision.id.clone(), decision.clone());
+                self.remember(&decision);
                 return decision;
             }
             RoundState::Closed => self.open_round(),
@@ -739,7 +814,7 @@ impl Session {
                 return None;
             }
         };
-        let key = decision_key(tool_name, &record.fingerprint);
+        let key = decision_key(None, tool_name, &record.fingerprint);
         if record.duplicate_in_round {
             return self.round_decisions.get(&key).and_then(|d| d.verdict.clone());
         }
@@ -927,10 +1002,14 @@ impl Session {
     fn open_round(&mut self) {
         self.round += 1;
         self.round_state = RoundState::Open;
-        self.round_decisions.clear();
-        self.decisions.clear();
+        while let Some((key, _)) = self.round_decisions.pop() {
+            if self.spare.keys.len() < SPARE_ENTRIES {
+                self.spare.keys.push(key);
+            }
+        }
+        recycle(&mut self.decisions, &mut self.spare.decisions);
         // Calls that never reported (refused by a later hook, paused).
-        self.inflight.clear();
+        recycle(&mut self.inflight, &mut self.spare.inflight);
     }
 
     #[inline(never)]
@@ -1029,16 +1108,16 @@ impl Session {
         };
         let (Some(fallback), Some(fingerprint)) = (identity.fallback(), fingerprint) else {
             decision.exempt = true;
-            self.decisions.insert(decision.id.clone(), decision.clone());
+            self.remember(&decision);
             return decision;
         };
         let round = self.round as f64;
-        let name = decision.tool_name.clone();
-        self.record_options.effect = self.effect(&name);
+        let name = &decision.tool_name;
+        self.record_options.effect = self.effect(name);
         let record = match fingerprint {
             Ok(fingerprint) => Some(
                 self.monitor
-                    .record_fingerprint(&name, fingerprint, round, &self.record_options),
+                    .record_fingerprint(name, fingerprint, round, &self.record_options),
             ),
             Err(error) => match fallback {
                 false => {
@@ -1053,7 +1132,7 @@ impl Session {
                     ));
                     match self
                         .monitor
-                        .record_tool_call(&name, &call.args, round, &self.record_options)
+                        .record_tool_call(name, &call.args, round, &self.record_options)
                     {
                         Ok(record) => Some(record),
                         Err(error) => {
@@ -1067,11 +1146,10 @@ impl Session {
             },
         };
         let Some(record) = record else {
-            self.decisions.insert(decision.id.clone(), decision.clone());
+            self.remember(&decision);
             return decision;
         };
-        let key = decision_key(&name, &record.fingerprint);
-        decision.fingerprint = Some(record.fingerprint.clone());
+        let key = decision_key(self.spare.keys.pop(), name, &record.fingerprint);
         decision.streak = record.streak;
         if record.duplicate_in_round {
             decision.duplicate_in_round = true;
@@ -1085,7 +1163,7 @@ impl Session {
             if let Some(verdict) = record.verdict {
                 if matches!(verdict.action, Action::Block | Action::Stop) {
                     decision.action = CallAction::Refuse;
-                    decision.message = Some(refusal_text(&verdict, &name));
+                    decision.message = Some(refusal_text(&verdict, &decision.tool_name));
                 }
                 self.apply(&verdict);
                 decision.verdict = Some(verdict);
@@ -1099,17 +1177,30 @@ impl Session {
             self.round_decisions.insert(key, first);
         }
         if decision.action == CallAction::Run {
-            self.inflight.insert(
-                decision.id.clone(),
-                Inflight {
-                    tool_name: name,
-                    fingerprint: record.fingerprint,
-                    round,
-                },
-            );
+            let (mut id, mut call) = self.spare.inflight.pop().unwrap_or_default();
+            id.clone_from(&decision.id);
+            call.tool_name.clone_from(&decision.tool_name);
+            call.fingerprint.clone_from(&record.fingerprint);
+            call.round = round;
+            self.inflight.insert(id, call);
         }
-        self.decisions.insert(decision.id.clone(), decision.clone());
+        decision.fingerprint = Some(record.fingerprint);
+        self.remember(&decision);
         decision
+    }
+
+    /// Keeps a copy of the decision of the current round's call, by id (in
+    /// a kept entry's room when there is one).
+    fn remember(&mut self, decision: &Decision) {
+        let entry = match self.spare.decisions.pop() {
+            Some((mut id, mut kept)) => {
+                id.clone_from(&decision.id);
+                kept.clone_from(decision);
+                (id, kept)
+            }
+            None => (decision.id.clone(), decision.clone()),
+        };
+        self.decisions.insert(entry.0, entry.1);
     }
 
     /// A verdict's consequences: steer guidance, a pending escalation, a halt.

@@ -24,9 +24,24 @@ use std::fmt;
 /// assert_eq!(s.utf16_len(), 2);
 /// assert_eq!(s.to_utf8_lossy(), "a\u{FFFD}");
 /// ```
-#[derive(Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Default, PartialEq, Eq, Hash)]
 pub struct JsString {
     bytes: Vec<u8>,
+}
+
+// By hand for `clone_from`, which the derive leaves at `*self = clone()`:
+// copying into a string's own room allocates nothing (the detector's
+// per-call bookkeeping reuses its strings this way).
+impl Clone for JsString {
+    fn clone(&self) -> Self {
+        JsString {
+            bytes: self.bytes.clone(),
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.bytes.clone_from(&source.bytes);
+    }
 }
 
 impl JsString {
@@ -254,7 +269,7 @@ fn utf16_units(cp: u32) -> (u32, u32) {
 }
 
 pub(crate) fn cmp_wtf8_as_utf16(a: &[u8], b: &[u8]) -> Ordering {
-    let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let common = common_prefix(a, b);
     if common == a.len() || common == b.len() {
         return a.len().cmp(&b.len());
     }
@@ -279,6 +294,21 @@ pub(crate) fn cmp_wtf8_as_utf16(a: &[u8], b: &[u8]) -> Ordering {
         pending_low: None,
     };
     units(&a[start..]).cmp(units(&b[start..]))
+}
+
+/// The length of the longest common prefix of `a` and `b`: eight bytes
+/// at a time first (fingerprints, 64 hex digits, are compared often and
+/// share long prefixes only with themselves).
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let len = a.len().min(b.len());
+    let mut at = 0;
+    while at + 8 <= len && a[at..at + 8] == b[at..at + 8] {
+        at += 8;
+    }
+    while at < len && a[at] == b[at] {
+        at += 1;
+    }
+    at
 }
 
 /// Iterator over UTF-16 code units of a [`JsString`].

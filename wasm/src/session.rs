@@ -78,7 +78,17 @@ impl<'a> FastRead<'a> {
     }
 
     fn string(&mut self) -> Option<JsString> {
-        match parse_lowered_prefix(self.rest()?).ok()? {
+        let rest = self.rest()?;
+        // Most strings (ids, tool names, fingerprints) have no escape and
+        // no control character: taken as they are, as the parser would.
+        if let Some(body) = rest.strip_prefix('"') {
+            let end = body.bytes().position(|b| b == b'"' || b == b'\\' || b < 0x20);
+            if let Some(end) = end.filter(|&end| body.as_bytes()[end] == b'"') {
+                self.pos += end + 2;
+                return Some(JsString::from(&body[..end]));
+            }
+        }
+        match parse_lowered_prefix(rest).ok()? {
             (Value::String(s), len) => {
                 self.pos += len;
                 Some(s)
@@ -579,6 +589,19 @@ mod tests {
             ok(fingerprint_lowered_tool_call(&lone, "[1,hole,undefined,1.5]"))
         );
         assert!(read(r#"{"text":null,"calls":[]}"#, &[]).is_some_and(|r| r.text.is_none() && r.calls.is_empty()));
+        // Plain strings are taken as they are, escaped ones through the
+        // parser: the same strings either way.
+        let strings = [
+            (r#""é x""#, "é x"),
+            (r#""a\"b""#, "a\"b"),
+            (r#""\u00e9\n""#, "é\n"),
+            (r#""""#, ""),
+        ];
+        for (literal, expected) in strings {
+            let text = format!(r#"{{"text":{literal},"calls":[]}}"#);
+            let response = some(read(&text, &[]), "a string reads fast");
+            assert_eq!(response.text, Some(JsString::from(expected)), "{literal}");
+        }
     }
 
     #[test]
@@ -591,6 +614,8 @@ mod tests {
             call(r#"false,"args":{"n":bigint}"#),
             call(r#"false,"args":[circular]"#),
             call(r#"false,"args":{},"extra":1"#),
+            // A raw control character: no string the shim writes, and not JSON.
+            "{\"text\":\"\u{1}\",\"calls\":[]}".to_string(),
             // The old order (arguments before the flags).
             r#"{"text":"","calls":[{"id":"1","toolName":"t","args":{},"malformed":false}]}"#.to_string(),
             r#"{"text":"","calls":[]} "#.to_string(),
