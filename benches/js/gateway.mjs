@@ -10,7 +10,10 @@
 // refusal), as most requests are. Beside them, the floor of any gateway: a
 // bare relay (Node's HTTP server reading the body, `fetch` to the same
 // upstream, the answer streamed back — no decision), whose added latency
-// the scoreboard anchors the gateway's on.
+// the scoreboard anchors the gateway's on; and two bounds of what the gateway
+// adds: its own relay alone (the same request to a path it does not guard:
+// no body read, no decision) and what V8 takes to `JSON.parse` the body (the
+// decision reads it in wasm).
 //
 // Usage: node benches/js/gateway.mjs [--json FILE]
 import { createServer } from 'node:http';
@@ -56,8 +59,8 @@ const bareRelay = createServer(async (req, res) => {
 await new Promise((resolve) => bareRelay.listen(0, '127.0.0.1', resolve));
 const relayUrl = `http://127.0.0.1:${bareRelay.address().port}`;
 
-async function post(base, text) {
-  const res = await fetch(`${base}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
+async function post(base, text, path = '/v1/chat/completions') {
+  const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
   await res.arrayBuffer();
 }
 
@@ -70,38 +73,60 @@ async function timed(fn, n) {
 const rows = [];
 const encoder = new TextEncoder();
 let conversation = 0;
-/** Time of `n` requests of `rounds` rounds, each a new conversation whose `rounds - 1` prefix was sent just before (untimed) when `warm`. */
-async function sequence(send, rounds, n, warm) {
+/**
+ * Time of `n` requests of `rounds` rounds, each a new conversation whose `rounds - 1` prefix was
+ * sent just before (untimed) when `warm`; `prepare` turns the body's text into what `send` takes
+ * (untimed).
+ */
+async function sequence(send, rounds, n, warm, prepare = (text) => text) {
   let total = 0n;
   for (let i = 0; i < n; i++) {
     conversation++;
-    if (warm) await send(body(rounds - 1, conversation));
-    const text = body(rounds, conversation);
+    if (warm) await send(prepare(body(rounds - 1, conversation)));
+    const text = prepare(body(rounds, conversation));
     const start = process.hrtime.bigint();
     await send(text);
     total += process.hrtime.bigint() - start;
   }
   return Number(total) / n / 1e6;
 }
-const decideText = async (text) => gatewayDecide('chat', encoder.encode(text), undefined, undefined);
+// The body as the proxy hands it over: bytes (encoding the text is not the decision's).
+const decideBytes = async (bytes) => gatewayDecide('chat', bytes, undefined, undefined);
+const encode = (text) => encoder.encode(text);
+// Memory per cached conversation, measured first (the memory only grows, and
+// the 1,000-round requests below leave it grown far past what the cache
+// holds): the full module's wasm memory after a cache of its own (the
+// reference's option) is filled with 256 conversations of 100 rounds,
+// against before — the cache's high-water mark, one request's working
+// memory included.
+const wasmMemory = () => require('../../pkg/doom_loop_full_node.cjs').ioMemory().buffer.byteLength;
+const before = wasmMemory();
+for (let i = 0; i < 256; i++) {
+  conversation++;
+  gatewayDecide('chat', encoder.encode(body(100, conversation)), 'true', undefined);
+}
+const memory = { conversations: 256, rounds: 100, perConversationKB: (wasmMemory() - before) / 256 / 1024 };
+const memoryLine = `memory per cached conversation of 100 rounds: ${memory.perConversationKB.toFixed(1)} KB (the module's memory over 256 conversations)`;
 console.log(`node ${process.version}; ms per request, medians of alternating rounds\n`);
 for (const rounds of [10, 100, 1000]) {
   const n = rounds >= 1000 ? 6 : 30;
-  const samples = { direct: [], relay: [], warm: [], cold: [], decideWarm: [], decideCold: [] };
+  const samples = { direct: [], relay: [], warm: [], cold: [], unguarded: [], decideWarm: [], decideCold: [], jsonParse: [] };
   for (let r = 0; r < 7; r++) {
     samples.direct.push(await sequence((text) => post(upstreamUrl, text), rounds, n, false));
     samples.relay.push(await sequence((text) => post(relayUrl, text), rounds, n, false));
     samples.warm.push(await sequence((text) => post(proxy.url, text), rounds, n, true));
     samples.cold.push(await sequence((text) => post(proxy.url, text), rounds, n, false));
-    samples.decideWarm.push(await sequence(decideText, rounds, n, true));
-    samples.decideCold.push(await sequence(decideText, rounds, n, false));
+    samples.unguarded.push(await sequence((text) => post(proxy.url, text, '/v1/unguarded'), rounds, n, false));
+    samples.decideWarm.push(await sequence(decideBytes, rounds, n, true, encode));
+    samples.decideCold.push(await sequence(decideBytes, rounds, n, false, encode));
+    samples.jsonParse.push(await sequence(async (text) => JSON.parse(text), rounds, n, false));
   }
   const m = Object.fromEntries(Object.entries(samples).map(([k, xs]) => [k, median(xs)]));
-  const row = { rounds, bytes: encoder.encode(body(rounds)).length, directMs: m.direct, relayAddedMs: m.relay - m.direct, warmMs: m.warm, coldMs: m.cold, addedWarmMs: m.warm - m.direct, addedColdMs: m.cold - m.direct, decideWarmMs: m.decideWarm, decideColdMs: m.decideCold };
+  const row = { rounds, bytes: encoder.encode(body(rounds)).length, directMs: m.direct, relayAddedMs: m.relay - m.direct, warmMs: m.warm, coldMs: m.cold, addedWarmMs: m.warm - m.direct, addedColdMs: m.cold - m.direct, unguardedAddedMs: m.unguarded - m.direct, jsonParseMs: m.jsonParse, decideWarmMs: m.decideWarm, decideColdMs: m.decideCold };
   rows.push(row);
   console.log(
     `${String(rounds).padStart(5)} rounds (${(row.bytes / 1024).toFixed(0)} KB): direct ${m.direct.toFixed(2)} ms; a bare relay +${row.relayAddedMs.toFixed(2)} ms; through the gateway +${row.addedWarmMs.toFixed(2)} ms warm, ` +
-      `+${row.addedColdMs.toFixed(2)} ms cold; the decision alone ${m.decideWarm.toFixed(2)} ms warm, ${m.decideCold.toFixed(2)} ms cold`,
+      `+${row.addedColdMs.toFixed(2)} ms cold, +${row.unguardedAddedMs.toFixed(2)} ms on a path it does not guard; the decision alone ${m.decideWarm.toFixed(2)} ms warm, ${m.decideCold.toFixed(2)} ms cold (JSON.parse of the body ${m.jsonParse.toFixed(2)} ms)`,
   );
 }
 // Time to the first byte of a streamed answer (100 rounds, warm), direct and
@@ -137,21 +162,9 @@ for (let i = 0; i < 15; i++) {
 const stream = { directMs: median(ttfb.direct), gatewayMs: median(ttfb.gateway) };
 console.log(`\ntime to the first byte of a stream, 100 rounds warm: direct ${stream.directMs.toFixed(2)} ms, through the gateway ${stream.gatewayMs.toFixed(2)} ms (+${(stream.gatewayMs - stream.directMs).toFixed(2)} ms)`);
 await streamProxy.close();
+console.log(memoryLine);
 streamer.closeAllConnections();
 streamer.close();
-
-// Memory per cached conversation: the full module's wasm memory after a
-// cache of its own (the reference's option) is filled with 256
-// conversations of 100 rounds, against before (the memory only grows, so
-// this is the cache's high-water mark).
-const wasmMemory = () => require('../../pkg/doom_loop_full_node.cjs').ioMemory().buffer.byteLength;
-const before = wasmMemory();
-for (let i = 0; i < 256; i++) {
-  conversation++;
-  gatewayDecide('chat', encoder.encode(body(100, conversation)), 'true', undefined);
-}
-const memory = { conversations: 256, rounds: 100, perConversationKB: (wasmMemory() - before) / 256 / 1024 };
-console.log(`memory per cached conversation of 100 rounds: ${memory.perConversationKB.toFixed(1)} KB (the module's memory over 256 conversations)`);
 
 await proxy.close();
 bareRelay.closeAllConnections();
