@@ -50,15 +50,17 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use doom_loop::canonical::canonicalize_lowered;
-use doom_loop::config::{recommended_doom_loop_option, resolve_doom_loop_option};
+use doom_loop::config::recommended_doom_loop_option;
 use doom_loop::fingerprint::fingerprint_lowered_tool_call;
 use doom_loop::json::{parse, Value};
-use doom_loop::session::{Call, CallKey, Response, Session, SessionOptions};
 use doom_loop::text::{detect_text_repetition, normalize_whitespace, RepetitionThresholds};
 use doom_loop::{
     canonicalize, fingerprint_tool_call, DeclaredCall, DoomLoopMonitor, JsString, RecordOptions, ResolvedConfig,
 };
 use sha2::{Digest, Sha256};
+
+#[path = "support/session_round.rs"]
+mod session_round;
 
 const TOOL: &str = "run_shell_command";
 
@@ -600,18 +602,9 @@ fn bench_streak_bookkeeping(c: &mut Criterion) {
 }
 
 /// One call per response through the session engine, as every adapter
-/// runs it: the shim hands the fingerprint of the call's small arguments
-/// (`CallKey::Fingerprint`), the arguments distinct every response, a fresh
-/// session every 64 responses (a run that makes progress); under the
-/// default option and the recommended one.
+/// runs it (benches/support/session_round.rs), under the default option
+/// and the recommended one.
 fn bench_session_round(c: &mut Criterion) {
-    let tool = JsString::from("bash");
-    let fingerprints: Vec<JsString> = (0..SESSION_RUN)
-        .map(|i| {
-            let args = parse(&SMALL_ARGS.replace("src/", &format!("src{i}/"))).unwrap();
-            JsString::from(fingerprint_tool_call(&tool, &args).unwrap())
-        })
-        .collect();
     let mut group = c.benchmark_group("session_round");
     group.throughput(Throughput::Elements(1));
     group.warm_up_time(Duration::from_secs(1));
@@ -620,34 +613,11 @@ fn bench_session_round(c: &mut Criterion) {
         ("one_call_default", Value::Bool(true)),
         ("one_call_recommended", recommended_doom_loop_option()),
     ] {
-        let config = resolve_doom_loop_option(Some(&option)).result.unwrap().unwrap();
-        let mut session = Session::new(config.clone(), SessionOptions::default());
-        let mut i = 0usize;
-        group.bench_function(label, |b| {
-            b.iter(|| {
-                if i % SESSION_RUN == 0 {
-                    session = Session::new(config.clone(), SessionOptions::default());
-                }
-                let call = Call {
-                    id: JsString::from(format!("c{i}")),
-                    tool_name: tool.clone(),
-                    args: Value::Null,
-                    malformed: false,
-                    key: CallKey::Fingerprint(fingerprints[i % SESSION_RUN].clone()),
-                };
-                i += 1;
-                session.on_response(Response {
-                    text: None,
-                    calls: vec![call],
-                })
-            })
-        });
+        let mut run = session_round::OneCallRun::new(&option).unwrap();
+        group.bench_function(label, |b| b.iter(|| run.respond()));
     }
     group.finish();
 }
-
-/// Responses per session in [`bench_session_round`].
-const SESSION_RUN: usize = 64;
 
 fn bench_all(c: &mut Criterion) {
     fixture_sizes();
