@@ -173,7 +173,11 @@ export function writeCall(toolName, material, extra = '') {
  * it (`lowered_from_io` in wasm/src/lib.rs).
  */
 export function writeLowered(text, strings) {
-  const textLength = writeCall('', text)[1];
+  // One encode: lowered text is mostly ASCII, one byte per code unit
+  // (three, the most UTF-8 takes for one, only if that did not fit).
+  let encoded = encoder.encodeInto(text, view(text.length + 64));
+  if (encoded.read < text.length) encoded = encoder.encodeInto(text, view(3 * text.length));
+  const textLength = encoded.written;
   return [textLength, writeStrings(textLength, strings), strings.length];
 }
 

@@ -5,8 +5,23 @@
 
 import { lower } from './lower.js';
 
+// The core's answer for `true` (the default every session without a
+// `doomLoop` option resolves), per module: it never changes, and a fresh
+// config is parsed from it each time.
+const resolvedTrueAnswers = new WeakMap();
+
+function resolveAnswer(glue, option) {
+  if (option !== true) return glue.resolveDoomLoopOption(lower(withStandIns(option)));
+  let answer = resolvedTrueAnswers.get(glue);
+  if (answer === undefined) {
+    answer = glue.resolveDoomLoopOption(lower(true));
+    resolvedTrueAnswers.set(glue, answer);
+  }
+  return answer;
+}
+
 export function resolveOptionWith(glue, option) {
-  const { resolved, warnings, error } = JSON.parse(glue.resolveDoomLoopOption(lower(withStandIns(option))));
+  const { resolved, warnings, error } = JSON.parse(resolveAnswer(glue, option));
   for (const warning of warnings) console.warn(warning);
   if (error !== undefined) throw new TypeError(error);
   if (resolved !== null) keepRawValues(resolved, option === true ? {} : option);
