@@ -44,7 +44,6 @@ use doom_loop_trace::import::{Conversation, Resume};
 use doom_loop_trace::replay::round_response;
 use indexmap::IndexMap;
 use std::collections::HashMap;
-use xxhash_rust::xxh3::Xxh3;
 
 pub use answer::Answer;
 pub use api::{route, Api};
@@ -401,7 +400,7 @@ impl Gateway {
     /// length), and the digest of them all: the options, the API, then each
     /// message's text, its length first.
     fn digests(&self, api: Api, items: &[&str]) -> (Option<(usize, u128)>, u128) {
-        let mut hasher = Xxh3::new();
+        let mut hasher = blake3::Hasher::new();
         hasher.update(self.seed.as_bytes());
         hasher.update(api.name().as_bytes());
         let mut cached = None;
@@ -409,13 +408,13 @@ impl Gateway {
             hasher.update(&(item.len() as u64).to_le_bytes());
             hasher.update(item.as_bytes());
             if self.lengths.contains_key(&(i + 1)) {
-                let digest = hasher.digest128();
+                let digest = digest128(&hasher);
                 if self.cache.contains_key(&digest) {
                     cached = Some((i + 1, digest));
                 }
             }
         }
-        (cached, hasher.digest128())
+        (cached, digest128(&hasher))
     }
 
     /// Replays the conversation through the session engine as an in-process
@@ -544,4 +543,12 @@ impl Gateway {
             }
         }
     }
+}
+
+/// The first 128 bits of what `hasher` has read so far (it reads on after):
+/// a collision still takes about 2^64 work, out of any client's reach.
+fn digest128(hasher: &blake3::Hasher) -> u128 {
+    let mut first = [0u8; 16];
+    first.copy_from_slice(&hasher.finalize().as_bytes()[..16]);
+    u128::from_le_bytes(first)
 }
