@@ -132,11 +132,11 @@ const host = {
  * before they run again). Set before the module compiles; measured
  * together with skipping clap at ≈ 35 ms of CPU a hook event
  * (docs/performance.md). Only where the flags were checked to exist (V8
- * 11 and 12: Node 20 and 22), since V8 prints an unknown one on stderr.
+ * 11 to 13: Node 20, 22 and 24), since V8 prints an unknown one on stderr.
  */
 function briefRun() {
   const major = Number(process.versions.v8?.split('.')[0]);
-  if (process.release?.name !== 'node' || !(major >= 11 && major <= 12)) return;
+  if (process.release?.name !== 'node' || !(major >= 11 && major <= 13)) return;
   try {
     require('node:v8').setFlagsFromString('--wasm-lazy-validation --liftoff-only');
   } catch {
