@@ -37,6 +37,7 @@ use crate::json::{js_number, sorted, write_json_string, Value};
 use crate::ladder::{resolve_ladder_action, Action, LadderOptions};
 use crate::parity::config::ResolvedConfig;
 use crate::text::{detect_text_repetition, normalize_whitespace};
+use crate::value::small_map::SmallMap;
 
 /// Which detector produced a verdict.
 pub const TOOL_FINGERPRINT: &str = "tool-fingerprint";
@@ -194,9 +195,9 @@ pub struct DeclaredCall {
 /// Per-call counts: fingerprint → consecutive rounds, in insertion order
 /// (the order `getState` persists, as the reference's object keeps it),
 /// keyed so that a wide round or a large restored blob stays linear.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct CallStreaks {
-    entries: IndexMap<JsString, f64>,
+    entries: SmallMap<f64>,
 }
 
 impl CallStreaks {
@@ -207,9 +208,7 @@ impl CallStreaks {
     pub(crate) fn set(&mut self, fingerprint: &JsString, count: f64) {
         match self.entries.get_mut(fingerprint) {
             Some(slot) => *slot = count,
-            None => {
-                self.entries.insert(fingerprint.clone(), count);
-            }
+            None => self.entries.insert_new(fingerprint.clone(), count),
         }
     }
 

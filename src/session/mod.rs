@@ -65,7 +65,7 @@
 mod lowered;
 mod persist;
 
-use indexmap::IndexMap;
+use crate::value::small_map::SmallMap;
 
 use crate::beyond::BeyondConfig;
 use crate::config::ResolvedConfig;
@@ -324,7 +324,7 @@ struct Spare {
 
 /// Moves a map's entries into `spare` (up to [`SPARE_ENTRIES`]; the rest
 /// are dropped), leaving it empty with its table.
-fn recycle<V>(map: &mut IndexMap<JsString, V>, spare: &mut Vec<(JsString, V)>) {
+fn recycle<V>(map: &mut SmallMap<V>, spare: &mut Vec<(JsString, V)>) {
     while let Some(entry) = map.pop() {
         if spare.len() < SPARE_ENTRIES {
             spare.push(entry);
@@ -398,13 +398,13 @@ pub struct Session {
     round_state: RoundState,
     /// `name \n fingerprint` → what the current round decided for its
     /// first call (an in-round duplicate reuses it: [`first_decision`]).
-    round_decisions: IndexMap<JsString, Decision>,
+    round_decisions: SmallMap<Decision>,
     /// The options every call is recorded with (built once: the default
     /// detector label is a string).
     record_options: RecordOptions,
     /// The current round's decisions by call id.
-    decisions: IndexMap<JsString, Decision>,
-    inflight: IndexMap<JsString, Inflight>,
+    decisions: SmallMap<Decision>,
+    inflight: SmallMap<Inflight>,
     stop: Option<Verdict>,
     restored_stop: Option<Verdict>,
     steer: Vec<JsString>,
@@ -559,10 +559,10 @@ impl Session {
             options,
             round: 0,
             round_state: RoundState::Closed,
-            round_decisions: IndexMap::new(),
+            round_decisions: SmallMap::default(),
             record_options: RecordOptions::default(),
-            decisions: IndexMap::new(),
-            inflight: IndexMap::new(),
+            decisions: SmallMap::default(),
+            inflight: SmallMap::default(),
             stop: None,
             restored_stop: None,
             steer: Vec::new(),

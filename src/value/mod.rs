@@ -13,6 +13,7 @@
 pub(crate) mod float;
 pub mod js_string;
 pub mod json;
+pub(crate) mod small_map;
 pub(crate) mod sort;
 #[cfg(test)]
 pub(crate) mod test_rng;
