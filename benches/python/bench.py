@@ -52,7 +52,10 @@ def main():
         wheel_value = timed(lambda: doom_loop.fingerprint_tool_call("t", value))
         peer_jcs = timed(lambda: hashlib.sha256(b"t\n" + jcs.canonicalize(value)).hexdigest())
         peer_cj = timed(lambda: hashlib.sha256(b"t\n" + canonicaljson.encode_canonical_json(value)).hexdigest())
-        rows.append({"shape": name, "bytes": len(text), "wheelText": wheel_text, "wheelValue": wheel_value, "jcs": peer_jcs, "canonicaljson": peer_cj})
+        # The floor of a value's fingerprint in Python: its JSON text by the
+        # C encoder and one SHA-256, no canonicalization at all.
+        floor = timed(lambda: hashlib.sha256(b"t\n" + json.dumps(value).encode()).hexdigest())
+        rows.append({"shape": name, "bytes": len(text), "wheelText": wheel_text, "wheelValue": wheel_value, "jcs": peer_jcs, "canonicaljson": peer_cj, "floor": floor})
         print(
             f"{name:<12} {len(text):>9,} {fmt(wheel_text):>13} {fmt(wheel_value):>14} {fmt(peer_jcs):>12} {fmt(peer_cj):>21}"
             f" {peer_jcs / wheel_text:>5.1f}× {peer_cj / wheel_text:>15.1f}×"

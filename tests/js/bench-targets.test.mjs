@@ -123,35 +123,25 @@ test("the gateway's added latency is judged against a bare relay's, the wheel ag
   const gateway = { rows: [{ rounds: 100, addedWarmMs: 2, relayAddedMs: 1, decideWarmMs: 0.5 }, { rounds: 1000, addedWarmMs: 7, relayAddedMs: 1 }, { rounds: 10, addedWarmMs: 1 }] };
   const python = {
     rows: [
-      { shape: '150 B', wheelText: 1, wheelValue: 2, jcs: 3, canonicaljson: 2 },
-      { shape: '1 MB string', wheelText: 1, wheelValue: 1, jcs: 0.9, canonicaljson: 5 },
+      { shape: '150 B', wheelText: 1, wheelValue: 2, jcs: 3, canonicaljson: 2, floor: 1.5 },
+      { shape: '1 MB string', wheelText: 1, wheelValue: 1.2, jcs: 0.9, canonicaljson: 5, floor: 1 },
     ],
   };
-  const [atBound, past, unmeasured, atPeer, slower] = scoreOtherWays(gateway, python);
+  const [atBound, past, unmeasured, text, atPeer, slowerText, slowerValue] = scoreOtherWays(gateway, python);
   assert.equal(atBound.met, true);
   assert.equal(atBound.measured, '2.00× (+2.00 ms vs +1.00 ms)');
   assert.equal(past.met, false);
   assert.match(past.bound.text, /^a bare relay 1\.00 ms of the 2\.00 ms it allows, 1\.00 ms left for the rest; the rest takes 6\.00 ms/);
   assert.equal(unmeasured.met, null);
-  // The slower wheel input (2) against the faster peer (canonicaljson, 2).
-  assert.deepEqual(atPeer, { target: 'Python wheel, 150 B: no slower than jcs or canonicaljson + hashlib', measured: '1.00× canonicaljson + hashlib', met: true });
-  assert.equal(slower.met, false);
-  assert.equal(slower.measured, '0.90× jcs + hashlib');
+  // Each input against the faster peer (canonicaljson, 2 s).
+  assert.deepEqual(text, { target: 'Python wheel, 150 B, from argument text: no slower than jcs or canonicaljson + hashlib', measured: '2.00× canonicaljson + hashlib', met: true });
+  assert.deepEqual(atPeer, { target: 'Python wheel, 150 B, from a value: no slower than jcs or canonicaljson + hashlib', measured: '1.00× canonicaljson + hashlib', met: true });
+  assert.equal(slowerText.met, false);
+  assert.equal(slowerText.measured, '0.90× jcs + hashlib');
+  assert.equal(slowerText.bound, undefined);
+  // A value's miss names the floor: json.dumps + SHA-256 (1 s) beside the peer's 0.9 s.
+  assert.equal(slowerValue.met, false);
+  assert.equal(slowerValue.bound.bounded, true);
+  assert.match(slowerValue.bound.text, /^json\.dumps of the value \+ one SHA-256 \(the floor\) 1000\.00 ms, more than the 900\.00 ms it allows/);
   assert.deepEqual(scoreOtherWays(undefined, undefined), []);
-});
-
-test("an adapter's cold start (a session's first response) is judged against the same anchor, and a miss says what the rest takes", () => {
-  const rows = run({ load: 3 }).filter((r) => r.target.includes("a session's first response"));
-  assert.deepEqual(rows.map((r) => r.target), [
-    "require + a session's first response: within 1.5× reading + compiling the .wasm alone",
-    "import + a session's first response: within 1.5× reading + compiling the .wasm alone",
-  ]);
-  assert.deepEqual(rows.map((r) => r.met), [false, false]);
-  assert.equal(rows[0].measured, '3.00× (12.00 ms vs 4.00 ms)');
-  assert.equal(
-    rows[0].bound.text,
-    'reading + compiling the .wasm 4.00 ms of the 6.00 ms it allows, 2.00 ms left for the rest; the rest takes 8.00 ms, 4.0× that',
-  );
-  const unmeasured = score(undefined, { gzip: 1, sizeGuard: 2, loads: {} }, {}).filter((r) => r.target.includes('session\'s first'));
-  assert.deepEqual(unmeasured.map((r) => r.met), [null, null]);
 });
