@@ -55,6 +55,18 @@ export function install(exports, host = {}) {
   bytes = new Uint8Array(0);
 }
 
+/**
+ * `install`, unless a module is the core already — it then stays the core:
+ * a session made on it writes its calls into its buffer (two entries of one
+ * bundle, the replay entry's and the main entry's: ./tooling.js,
+ * entries/browser.mjs). True when `exports` became the core.
+ */
+export function installUnlessInstalled(exports, host = {}) {
+  if (ready() !== undefined) return false;
+  install(exports, host);
+  return true;
+}
+
 /** The host's `() => ((text) => hex) | undefined` (see `hostTextSha256`), if it has one. */
 let textSha256;
 

@@ -10,7 +10,7 @@
 // replay entry has been initialised, and otherwise says what to do.
 
 import { guardInstance } from './guard.js';
-import { install, ready } from './core.js';
+import { installUnlessInstalled, ready } from './core.js';
 
 let glue;
 let api;
@@ -29,12 +29,7 @@ let api;
  * `host` is what `install` takes (./core.js).
  */
 export function installTooling(exports, shim, host = {}) {
-  if (ready() === undefined) {
-    install(exports, host);
-    glue = ready();
-  } else {
-    glue = guardInstance(exports).exports;
-  }
+  glue = installUnlessInstalled(exports, host) ? ready() : guardInstance(exports).exports;
   api = shim;
 }
 

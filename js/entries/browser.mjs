@@ -2,7 +2,7 @@
 // fetched, so `await init()` once before the first call; calling earlier
 // throws a clear error. Idempotent: later calls return the same promise.
 import initGlue, * as glue from './doom_loop.js';
-import { install, ready } from './core.js';
+import { installUnlessInstalled, ready } from './core.js';
 
 let loading;
 
@@ -19,7 +19,7 @@ export function init(input) {
     ready() !== undefined
       ? Promise.resolve()
       : initGlue(input === undefined ? undefined : { module_or_path: input }).then(() => {
-          if (ready() === undefined) install(glue);
+          installUnlessInstalled(glue);
         });
   return loading;
 }
